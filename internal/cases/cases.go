@@ -1,0 +1,141 @@
+// Package cases reads and runs release checks: a robots.txt file and a CSV
+// of URLs with the decision each must get (the format of the conformance
+// suites in testdata/conformance).
+package cases
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// Case is one row of a cases.csv file.
+type Case struct {
+	Agent    string
+	URL      string
+	Expected bool // allowed
+	Note     string
+	Line     int // line of the row in its CSV file
+}
+
+// Result is a case and what the policy decided for it.
+type Result struct {
+	Case
+	Decision policy.Decision
+	Err      error // the URL could not be read
+}
+
+// Passed reports whether the decision is the one expected.
+func (r Result) Passed() bool { return r.Err == nil && r.Decision.Allowed == r.Expected }
+
+// Read parses a cases CSV with the header agent,url,expected[,note].
+func Read(r io.Reader) ([]Case, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
+	}
+	for _, need := range []string{"agent", "url", "expected"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("header has no %q column (want agent,url,expected,note)", need)
+		}
+	}
+	var out []Case
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		line, _ := cr.FieldPos(0)
+		get := func(name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return rec[i]
+			}
+			return ""
+		}
+		c := Case{Agent: get("agent"), URL: get("url"), Note: get("note"), Line: line}
+		switch strings.ToLower(strings.TrimSpace(get("expected"))) {
+		case "allowed", "allow":
+			c.Expected = true
+		case "disallowed", "disallow":
+		default:
+			return nil, fmt.Errorf("line %d: expected is %q, want allowed or disallowed", line, get("expected"))
+		}
+		out = append(out, c)
+	}
+}
+
+// Run decides every case against r.
+func Run(r *policy.Robots, cs []Case) []Result {
+	out := make([]Result, len(cs))
+	for i, c := range cs {
+		out[i].Case = c
+		path, err := policy.Target(c.URL)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		out[i].Decision = r.Decide(path, c.Agent)
+	}
+	return out
+}
+
+// Suite is a robots.txt file with its cases file.
+type Suite struct {
+	Robots, Cases string // file paths
+}
+
+// Find returns every suite under dir: each folder holding both robots.txt
+// and cases.csv, in path order.
+func Find(dir string) ([]Suite, error) {
+	var out []Suite
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != "cases.csv" {
+			return nil
+		}
+		robots := filepath.Join(filepath.Dir(p), "robots.txt")
+		if _, err := os.Stat(robots); err == nil {
+			out = append(out, Suite{Robots: robots, Cases: p})
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Cases < out[j].Cases })
+	return out, err
+}
+
+// Load reads a suite's files. The robots.txt is cut to policy.MaxSize, as a
+// crawler would read it.
+func Load(s Suite) (*policy.Robots, []Case, error) {
+	data, err := os.ReadFile(s.Robots)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(s.Cases)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	cs, err := Read(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", s.Cases, err)
+	}
+	return policy.Parse(policy.Truncate(data, policy.MaxSize)), cs, nil
+}

@@ -1,0 +1,147 @@
+// Package match implements the matching half of RFC 9309: the
+// normalisation of URL paths and of Allow/Disallow patterns, compiled
+// wildcard patterns, and a rule set that picks the winning rule for a path.
+//
+// Everything here is a pure function over strings and byte slices; the
+// package knows nothing of HTTP or of robots.txt groups. Paths given to the
+// matching functions must already be normalised with AppendPath, so that a
+// path is normalised once and matched against many patterns.
+package match
+
+import "errors"
+
+const upperHex = "0123456789ABCDEF"
+
+// ErrInvalidEscape is returned by Compile for a pattern holding a percent
+// sign that is not followed by two hexadecimal digits.
+var ErrInvalidEscape = errors.New("match: % not followed by two hex digits")
+
+// ErrSpace is returned by Compile for a pattern holding an ASCII space or
+// control character, which no request path can contain.
+var ErrSpace = errors.New("match: pattern contains a space or control character")
+
+// ErrStart is returned by Compile for a pattern that starts with neither
+// "/" nor "*" and so can never match a path.
+var ErrStart = errors.New(`match: pattern does not start with "/" or "*"`)
+
+// unreserved reports whether c is an RFC 3986 unreserved character, the
+// only ones whose percent-escapes are decoded (RFC 9309 section 2.2.2).
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+func appendEscaped(dst []byte, c byte) []byte {
+	return append(dst, '%', upperHex[c>>4], upperHex[c&15])
+}
+
+// AppendPath appends the normalised form of a URL path and query to dst and
+// returns the extended slice. Normalisation follows RFC 9309 section 2.2.2:
+// non-ASCII octets, spaces and control characters become uppercase %HH;
+// escapes have their hex uppercased, and those of unreserved characters are
+// decoded; a % not starting a valid escape is the literal percent sign %25.
+// A literal "*" or "$" becomes %2A or %24, the only way a pattern can name
+// those characters. Anything from a "#" on is a fragment and is dropped, and
+// an empty path is "/".
+//
+// AppendPath never fails: every string is some path.
+func AppendPath(dst []byte, s string) []byte {
+	start := len(dst)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '#':
+			i = len(s)
+			continue
+		case c == '%':
+			if v, ok := escapeAt(s, i); ok {
+				if unreserved(v) {
+					dst = append(dst, v)
+				} else {
+					dst = appendEscaped(dst, v)
+				}
+				i += 2
+			} else {
+				dst = append(dst, '%', '2', '5')
+			}
+		case c == '*' || c == '$' || c <= ' ' || c >= 0x7f:
+			dst = appendEscaped(dst, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	if len(dst) == start {
+		dst = append(dst, '/')
+	}
+	return dst
+}
+
+// escapeAt reads the escape starting at s[i] == '%', reporting whether it
+// is followed by two hex digits.
+func escapeAt(s string, i int) (byte, bool) {
+	if i+2 >= len(s) {
+		return 0, false
+	}
+	hi, ok1 := unhex(s[i+1])
+	lo, ok2 := unhex(s[i+2])
+	return hi<<4 | lo, ok1 && ok2
+}
+
+// NormalizePattern returns the normalised form of an Allow or Disallow
+// pattern as written in a robots.txt file: the same normalisation as
+// AppendPath, except that "*" stays a wildcard and a final "$" stays an end
+// anchor (a "$" anywhere else is the literal %24). It fails with
+// ErrInvalidEscape, ErrSpace or ErrStart for patterns that RFC 9309 parsers
+// must ignore.
+func NormalizePattern(p string) (string, error) {
+	if p == "" || p[0] != '/' && p[0] != '*' {
+		return "", ErrStart
+	}
+	simple := true
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '%' || c <= ' ' || c >= 0x7f || c == '$' && i != len(p)-1 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return p, nil
+	}
+	b := make([]byte, 0, len(p)+8)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '%':
+			v, ok := escapeAt(p, i)
+			if !ok {
+				return "", ErrInvalidEscape
+			}
+			if unreserved(v) {
+				b = append(b, v)
+			} else {
+				b = appendEscaped(b, v)
+			}
+			i += 2
+		case c <= ' ' || c == 0x7f:
+			return "", ErrSpace
+		case c >= 0x80 || c == '$' && i != len(p)-1:
+			b = appendEscaped(b, c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), nil
+}

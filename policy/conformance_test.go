@@ -1,0 +1,34 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/crawlkit/robots/internal/cases"
+)
+
+// TestConformance runs every case of every suite in testdata/conformance.
+func TestConformance(t *testing.T) {
+	suites, err := cases.Find("../testdata/conformance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suites) < 40 {
+		t.Fatalf("found %d suites, want at least 40", len(suites))
+	}
+	total := 0
+	for _, s := range suites {
+		r, cs, err := cases.Load(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range cases.Run(r, cs) {
+			total++
+			if !res.Passed() {
+				t.Errorf("%s:%d: %s %s: got %v (%v), want allowed=%v (%s)", s.Cases, res.Line, res.Agent, res.URL, res.Decision.Allowed, res.Decision, res.Expected, res.Note)
+			}
+		}
+	}
+	if total < 447 {
+		t.Errorf("ran %d cases, want at least 447", total)
+	}
+}

@@ -1,0 +1,230 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlkit/robots/match"
+)
+
+// MaxSize is the number of bytes of a robots.txt file that crawlers must
+// read at least (RFC 9309 section 2.5); content past it is ignored.
+const MaxSize = 500 << 10
+
+// Truncate cuts data to at most limit bytes, dropping a partial last line
+// so that no rule is read half-written. It returns data unchanged when it
+// is within the limit.
+func Truncate(data []byte, limit int) []byte {
+	if len(data) <= limit {
+		return data
+	}
+	data = data[:limit]
+	if i := bytes.LastIndexAny(data, "\r\n"); i >= 0 {
+		return data[:i+1]
+	}
+	return data[:0]
+}
+
+// fieldNames maps every field name the parser accepts, lower-cased, to the
+// field it means. Misspellings that sites use are read as meant, with a
+// warning, as Google's parser does.
+var fieldNames = map[string]string{
+	"user-agent":  "user-agent",
+	"useragent":   "user-agent",
+	"user agent":  "user-agent",
+	"user_agent":  "user-agent",
+	"user-agents": "user-agent",
+	"allow":       "allow",
+	"disallow":    "disallow",
+	"dissallow":   "disallow",
+	"dissalow":    "disallow",
+	"disalow":     "disallow",
+	"diasllow":    "disallow",
+	"disallaw":    "disallow",
+	"disallows":   "disallow",
+	"sitemap":     "sitemap",
+	"site-map":    "sitemap",
+	"crawl-delay": "crawl-delay",
+	"crawldelay":  "crawl-delay",
+	"crawl_delay": "crawl-delay",
+}
+
+// knownOther are fields some crawlers honour that RFC 9309 does not define.
+var knownOther = map[string]bool{
+	"host": true, "noindex": true, "clean-param": true, "request-rate": true,
+	"visit-time": true, "nofollow": true, "content-signal": true,
+}
+
+// parser holds the state of one Parse call.
+type parser struct {
+	r       *Robots
+	cur     int  // index of the group being built, -1 before any
+	inRules bool // the current group has had a rule, so a User-agent starts a new one
+}
+
+// Parse reads a robots.txt file. It never fails: lines it cannot use are
+// skipped with a Warning, so garbage gives an empty policy and warnings.
+// Parse reads all of data; apply Truncate first to see what a crawler sees.
+func Parse(data []byte) *Robots {
+	p := parser{r: &Robots{}, cur: -1}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	line := 0
+	for len(data) > 0 {
+		line++
+		end := bytes.IndexAny(data, "\r\n")
+		var text []byte
+		if end < 0 {
+			text, data = data, nil
+		} else {
+			text = data[:end]
+			if data[end] == '\r' && end+1 < len(data) && data[end+1] == '\n' {
+				end++
+			}
+			data = data[end+1:]
+		}
+		p.line(line, text)
+	}
+	p.r.lines = line
+	p.r.index()
+	return p.r
+}
+
+func (p *parser) warn(line int, format string, args ...any) {
+	p.r.warnings = append(p.r.warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+func trim(b []byte) []byte { return bytes.Trim(b, " \t") }
+
+func (p *parser) line(n int, text []byte) {
+	if i := bytes.IndexByte(text, '#'); i >= 0 {
+		text = text[:i]
+	}
+	text = trim(text)
+	if len(text) == 0 {
+		return
+	}
+	colon := bytes.IndexByte(text, ':')
+	if colon < 0 {
+		p.warn(n, "no colon: not a robots.txt line; ignored")
+		return
+	}
+	written := string(trim(text[:colon]))
+	value := string(trim(text[colon+1:]))
+	name := strings.ToLower(written)
+	field, ok := fieldNames[name]
+	switch {
+	case !ok && knownOther[name]:
+		p.warn(n, "%s is not part of RFC 9309; ignored", written)
+		return
+	case !ok:
+		p.warn(n, "unknown field %q; ignored", written)
+		return
+	case name != field:
+		p.warn(n, "%q read as %q", written, field)
+	}
+	switch field {
+	case "user-agent":
+		p.agent(n, value)
+	case "allow", "disallow":
+		p.rule(n, field == "allow", value)
+	case "sitemap":
+		if value == "" {
+			p.warn(n, "empty Sitemap; ignored")
+			return
+		}
+		p.r.sitemaps = append(p.r.sitemaps, value)
+	case "crawl-delay":
+		p.crawlDelay(n, value)
+	}
+}
+
+func (p *parser) agent(n int, value string) {
+	if value == "" {
+		p.warn(n, "empty User-agent; ignored")
+		return
+	}
+	token := value
+	if value != "*" {
+		end := 0
+		for end < len(value) && isTokenChar(value[end]) {
+			end++
+		}
+		switch {
+		case end == 0:
+			p.warn(n, "User-agent %q has no product token; ignored", value)
+			return
+		case end < len(value):
+			token = value[:end]
+			p.warn(n, "User-agent %q read as its product token %q", value, token)
+		}
+	}
+	if p.cur < 0 || p.inRules {
+		p.r.groups = append(p.r.groups, Group{Line: n})
+		p.cur = len(p.r.groups) - 1
+		p.inRules = false
+	}
+	g := &p.r.groups[p.cur]
+	g.Agents = append(g.Agents, token)
+	g.EndLine = n
+}
+
+// isTokenChar reports whether c may appear in a product token. RFC 9309
+// section 2.2.1 allows letters, "-" and "_"; digits are accepted too, as
+// real crawler names contain them.
+func isTokenChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+}
+
+func (p *parser) rule(n int, allow bool, value string) {
+	kind := "Disallow"
+	if allow {
+		kind = "Allow"
+	}
+	if p.cur < 0 {
+		p.warn(n, "%s before any User-agent line; ignored", kind)
+		return
+	}
+	g := &p.r.groups[p.cur]
+	p.inRules = true
+	g.EndLine = n
+	if value == "" {
+		p.warn(n, "empty %s matches nothing; ignored", kind)
+		return
+	}
+	pat, err := match.Compile(value)
+	if err != nil {
+		var why string
+		switch {
+		case errors.Is(err, match.ErrInvalidEscape):
+			why = "has a % not followed by two hex digits"
+		case errors.Is(err, match.ErrSpace):
+			why = "contains a space"
+		default:
+			why = `starts with neither "/" nor "*"`
+		}
+		p.warn(n, "%s pattern %q %s; ignored", kind, value, why)
+		return
+	}
+	g.Rules = append(g.Rules, Rule{Allow: allow, Pattern: value, Line: n})
+	g.compiled = append(g.compiled, match.Rule{Pattern: pat, Allow: allow})
+}
+
+func (p *parser) crawlDelay(n int, value string) {
+	if p.cur < 0 {
+		p.warn(n, "Crawl-delay before any User-agent line; ignored")
+		return
+	}
+	secs, err := strconv.ParseFloat(value, 64)
+	if err != nil || !(secs >= 0 && secs <= 1e6) {
+		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
+		return
+	}
+	g := &p.r.groups[p.cur]
+	g.CrawlDelay = time.Duration(secs * float64(time.Second))
+	g.HasCrawlDelay = true
+	g.EndLine = n
+}
