@@ -223,6 +223,9 @@ func (p *parser) crawlDelay(n int, value string) {
 		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
 		return
 	}
+	// A Crawl-delay belongs to the group above it, like a rule, so a
+	// User-agent after it starts a new group.
+	p.inRules = true
 	g := &p.r.groups[p.cur]
 	g.CrawlDelay = time.Duration(secs * float64(time.Second))
 	g.HasCrawlDelay = true

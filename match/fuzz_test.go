@@ -1,0 +1,118 @@
+package match
+
+import (
+	"strings"
+	"testing"
+)
+
+// refMatch is a deliberately simple reference matcher: dynamic
+// programming over a normalised pattern and path, written from RFC 9309
+// section 2.2.3 without any of the fast matcher's shortcuts.
+func refMatch(pattern, path string) bool {
+	anchored := strings.HasSuffix(pattern, "$")
+	if anchored {
+		pattern = pattern[:len(pattern)-1]
+	}
+	// ok[j] reports whether pattern[:i] matches path[:j].
+	ok := make([]bool, len(path)+1)
+	ok[0] = true
+	for i := 0; i < len(pattern); i++ {
+		next := make([]bool, len(path)+1)
+		for j := 0; j <= len(path); j++ {
+			if pattern[i] == '*' {
+				next[j] = ok[j] || j > 0 && next[j-1]
+			} else {
+				next[j] = j > 0 && ok[j-1] && path[j-1] == pattern[i]
+			}
+		}
+		ok = next
+	}
+	if anchored {
+		return ok[len(path)]
+	}
+	for _, m := range ok {
+		if m {
+			return true
+		}
+	}
+	return false
+}
+
+// refLookup picks the deciding rule by scanning every rule.
+func refLookup(rules []Rule, path string) int {
+	best := -1
+	for i, r := range rules {
+		if !refMatch(r.Pattern.String(), path) {
+			continue
+		}
+		if best < 0 || r.Pattern.Len() > rules[best].Pattern.Len() ||
+			r.Pattern.Len() == rules[best].Pattern.Len() && r.Allow && !rules[best].Allow {
+			best = i
+		}
+	}
+	return best
+}
+
+// FuzzMatch checks that the fast matcher agrees with the reference on
+// arbitrary patterns and paths.
+func FuzzMatch(f *testing.F) {
+	seeds := [][2]string{
+		{"/fish", "/fish.html"},
+		{"/*.php$", "/a.php"},
+		{"/a*b*c$", "/aXbYc"},
+		{"*m", "/foo.htm"},
+		{"/x*aba$", "/xababa"},
+		{"/*a*a*a*a*a*a*a*a*a*a*a*b", "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"},
+		{"/caf%C3%A9", "/café"},
+		{"/%2a$", "/*"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		p, err := Compile(pattern)
+		if err != nil {
+			return
+		}
+		norm := AppendPath(nil, path)
+		if got, want := p.Match(norm), refMatch(p.String(), string(norm)); got != want {
+			t.Errorf("pattern %q (normalised %q), path %q (normalised %q): Match = %v, reference = %v",
+				pattern, p.String(), path, norm, got, want)
+		}
+	})
+}
+
+// FuzzLookup checks that the indexed rule set picks the same rule as a
+// scan of every rule. The rules are the lines of the first argument, each
+// starting with "+" for allow or "-" for disallow.
+func FuzzLookup(f *testing.F) {
+	f.Add("-/\n+/p\n-/*.htm", "/page.htm")
+	f.Add("-/folder\n+/folder", "/folder/x")
+	f.Add("-/ab\n+/abc\n-/abcd\n+/a\n-*d", "/abcd")
+	f.Add("+/$\n-/", "/")
+	f.Fuzz(func(t *testing.T, lines, path string) {
+		var rules []Rule
+		for _, line := range strings.Split(lines, "\n") {
+			if len(line) < 2 || line[0] != '+' && line[0] != '-' {
+				continue
+			}
+			p, err := Compile(line[1:])
+			if err != nil {
+				continue
+			}
+			rules = append(rules, Rule{Pattern: p, Allow: line[0] == '+'})
+		}
+		norm := AppendPath(nil, path)
+		got := NewSet(rules).Lookup(norm)
+		want := refLookup(rules, string(norm))
+		// Rules of the same kind and length rank equally; which of them is
+		// reported does not change the decision.
+		same := got == want || got >= 0 && want >= 0 &&
+			rules[got].Allow == rules[want].Allow &&
+			rules[got].Pattern.Len() == rules[want].Pattern.Len() &&
+			refMatch(rules[got].Pattern.String(), string(norm))
+		if !same {
+			t.Errorf("rules %q, path %q: Lookup = %d, reference = %d", lines, path, got, want)
+		}
+	})
+}

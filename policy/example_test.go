@@ -1,0 +1,77 @@
+package policy_test
+
+import (
+	"fmt"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+const exampleFile = `User-agent: *
+Disallow: /private
+Allow: /private/open
+
+User-agent: ExampleBot
+Crawl-delay: 2
+Disallow: /*.pdf$
+Disallow: /drafts
+
+Sitemap: https://site.example/sitemap.xml
+`
+
+func ExampleParse() {
+	r := policy.Parse([]byte(exampleFile))
+	fmt.Println(len(r.Groups()), "groups,", len(r.Warnings()), "warnings")
+	fmt.Println(r.Sitemaps())
+	// Output:
+	// 2 groups, 0 warnings
+	// [https://site.example/sitemap.xml]
+}
+
+func ExampleRobots_Allowed() {
+	r := policy.Parse([]byte(exampleFile))
+	fmt.Println(r.Allowed("OtherBot", "/private/x"))
+	fmt.Println(r.Allowed("OtherBot", "/private/open/x"))
+	fmt.Println(r.Allowed("ExampleBot", "/private/x"))
+	fmt.Println(r.Allowed("examplebot", "/paper.pdf"))
+	// Output:
+	// false
+	// true
+	// true
+	// false
+}
+
+func ExampleRobots_Decide() {
+	r := policy.Parse([]byte(exampleFile))
+	for _, path := range []string{"/private/x", "/private/open/y", "/about"} {
+		fmt.Println(path, r.Decide(path, "OtherBot"))
+	}
+	d := r.Decide("/drafts/1", "ExampleBot-News", "ExampleBot")
+	fmt.Println(d.Token, d.Rule.Line, d.Allowed)
+	// Output:
+	// /private/x disallowed by Disallow: /private (line 2)
+	// /private/open/y allowed by Allow: /private/open (line 3)
+	// /about allowed: no rule matched
+	// ExampleBot 8 false
+}
+
+func ExampleRobots_CrawlDelay() {
+	r := policy.Parse([]byte(exampleFile))
+	fmt.Println(r.CrawlDelay("ExampleBot"))
+	// Output: 2s true
+}
+
+func ExampleRobots_Warnings() {
+	r := policy.Parse([]byte("User-agent: *\nDisalow: /x\nDisallow: /a b\n"))
+	for _, w := range r.Warnings() {
+		fmt.Println(w)
+	}
+	// Output:
+	// line 2: "Disalow" read as "disallow"
+	// line 3: Disallow pattern "/a b" contains a space; ignored
+}
+
+func ExampleTarget() {
+	path, _ := policy.Target("https://site.example/a/b?q=1#top")
+	fmt.Println(path)
+	// Output: /a/b?q=1
+}

@@ -1,0 +1,264 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGroups checks group formation and selection, RFC 9309 section 2.2.1.
+func TestGroups(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		tokens []string
+		path   string
+		want   bool
+	}{
+		{"consecutive user-agents share a group",
+			"User-agent: a\nUser-agent: b\nDisallow: /x\n", []string{"b"}, "/x", false},
+		{"user-agent after a rule starts a group",
+			"User-agent: a\nDisallow: /x\nUser-agent: b\nDisallow: /y\n", []string{"a"}, "/y", true},
+		{"blank lines do not end a group",
+			"User-agent: a\n\n\nUser-agent: b\n\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"sitemap does not end a group",
+			"User-agent: a\nSitemap: https://e.example/s.xml\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"unknown line does not end a group",
+			"User-agent: a\nFoo: bar\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"groups naming a token merge",
+			"User-agent: a\nDisallow: /x\n\nUser-agent: *\nDisallow: /z\n\nUser-agent: a\nDisallow: /y\n", []string{"a"}, "/y", false},
+		{"merged groups do not take the star group",
+			"User-agent: a\nDisallow: /x\n\nUser-agent: *\nDisallow: /z\n", []string{"a"}, "/z", true},
+		{"token matches case-insensitively",
+			"User-agent: ExampleBot\nDisallow: /\n", []string{"EXAMPLEBOT"}, "/a", false},
+		{"token matches exactly, not by prefix",
+			"User-agent: googlebot-news\nDisallow: /\n", []string{"googlebot"}, "/a", true},
+		{"star applies when no group names the token",
+			"User-agent: *\nDisallow: /\n", []string{"other"}, "/a", false},
+		{"named group with no rules still wins",
+			"User-agent: *\nDisallow: /\n\nUser-agent: a\nDisallow:\n", []string{"a"}, "/a", true},
+		{"first token with a group wins",
+			"User-agent: googlebot\nDisallow: /a\n\nUser-agent: googlebot-image\nDisallow: /b\n", []string{"googlebot-image", "googlebot"}, "/a", true},
+		{"later token used when first has no group",
+			"User-agent: googlebot\nDisallow: /a\n", []string{"googlebot-image", "googlebot"}, "/a", false},
+		{"versioned user-agent read by its token",
+			"User-agent: Googlebot/2.1\nDisallow: /v\n", []string{"googlebot"}, "/v", false},
+		{"no groups at all",
+			"# nothing\n", []string{"a"}, "/", true},
+		{"rules before any user-agent ignored",
+			"Disallow: /\nUser-agent: a\nAllow: /x\n", []string{"a"}, "/y", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse([]byte(tt.file))
+			if got := r.Decide(tt.path, tt.tokens...).Allowed; got != tt.want {
+				t.Errorf("Decide(%q, %q) allowed = %v, want %v", tt.path, tt.tokens, got, tt.want)
+			}
+			if len(tt.tokens) == 1 {
+				if got := r.Allowed(tt.tokens[0], tt.path); got != tt.want {
+					t.Errorf("Allowed(%q, %q) = %v, want %v", tt.tokens[0], tt.path, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestLineSyntax checks RFC 9309 section 2.2: line ends, comments,
+// whitespace, field-name case and the lenient readings of DESIGN.md.
+func TestLineSyntax(t *testing.T) {
+	tests := []struct {
+		name, file, path string
+		want             bool
+	}{
+		{"LF", "User-agent: *\nDisallow: /x\n", "/x", false},
+		{"CRLF", "User-agent: *\r\nDisallow: /x\r\n", "/x", false},
+		{"CR only", "User-agent: *\rDisallow: /x\r", "/x", false},
+		{"no final newline", "User-agent: *\nDisallow: /x", "/x", false},
+		{"BOM skipped", "\xef\xbb\xbfUser-agent: *\nDisallow: /x\n", "/x", false},
+		{"comment after a rule", "User-agent: *\nDisallow: /x # why\n", "/x", false},
+		{"comment cuts the pattern", "User-agent: *\nDisallow: /x#y\n", "/xz", false},
+		{"field names in any case", "USER-AGENT: *\nDISALLOW: /x\n", "/x", false},
+		{"spaces around the colon", "User-agent :*\nDisallow\t:\t/x\n", "/x", false},
+		{"misspelled disallow read as meant", "User-agent: *\nDissallow: /x\n", "/x", false},
+		{"user agent with a space read as meant", "User agent: *\nDisallow: /x\n", "/x", false},
+		{"empty disallow ignored", "User-agent: *\nDisallow:\n", "/x", true},
+		{"pattern with a space ignored", "User-agent: *\nDisallow: /two words\n", "/two", true},
+		{"pattern with a bad escape ignored", "User-agent: *\nDisallow: /bad%zz\n", "/bad", true},
+		{"pattern without a slash ignored", "User-agent: *\nDisallow: x\n", "/x", true},
+		{"unicode space is a path character", "User-agent: *\nDisallow: /a\u00a0\n", "/a", true},
+		{"line without a colon ignored", "User-agent: *\nDisallow /x\n", "/x", true},
+		{"robots.txt always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt", true},
+		{"robots.txt with escapes", "User-agent: *\nDisallow: /\n", "/%72obots.txt", true},
+		{"robots.txt is case-sensitive", "User-agent: *\nDisallow: /\n", "/Robots.txt", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Parse([]byte(tt.file)).Allowed("bot", tt.path); got != tt.want {
+				t.Errorf("Allowed(%q) = %v, want %v", tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWarnings checks that every ignored or leniently read line is
+// reported on its line.
+func TestWarnings(t *testing.T) {
+	file := strings.Join([]string{
+		"Disallow: /early",          // 1
+		"User-agent: *",             // 2
+		"Disallow:",                 // 3
+		"Disallow: /two words",      // 4
+		"Disallow: /bad%zz",         // 5
+		"Disallow: nope",            // 6
+		"Noindex: /x",               // 7
+		"Frobnicate: yes",           // 8
+		"Dissallow: /typo",          // 9
+		"User-agent: Googlebot/2.1", // 10
+		"Crawl-delay: soon",         // 11
+		"just text",                 // 12
+		"Sitemap:",                  // 13
+		"Disallow: /fine",           // 14
+	}, "\n")
+	r := Parse([]byte(file))
+	want := map[int]string{
+		1: "before any User-agent", 3: "empty Disallow", 4: "contains a space",
+		5: "% not followed", 6: "neither", 7: "not part of RFC 9309",
+		8: "unknown field", 9: `read as "disallow"`, 10: "product token",
+		11: "not a number", 12: "no colon", 13: "empty Sitemap",
+	}
+	got := map[int]string{}
+	for _, w := range r.Warnings() {
+		got[w.Line] += w.Message
+	}
+	for line, frag := range want {
+		if !strings.Contains(got[line], frag) {
+			t.Errorf("line %d: warning %q, want one containing %q", line, got[line], frag)
+		}
+	}
+	for line, msg := range got {
+		if _, ok := want[line]; !ok {
+			t.Errorf("unexpected warning on line %d: %s", line, msg)
+		}
+	}
+}
+
+// TestDecideExplains checks the explanation: rule, line, token, groups.
+func TestDecideExplains(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /\n\nUser-agent: a\nUser-agent: b\nAllow: /pub\nDisallow: /pub/secret\n"))
+	d := r.Decide("/pub/secret/x", "B")
+	if d.Allowed || !d.Matched || d.Rule.Line != 7 || d.Rule.Pattern != "/pub/secret" || d.Rule.Allow {
+		t.Errorf("decision = %+v, want disallowed by line 7", d)
+	}
+	if d.Token != "B" || len(d.Groups) != 1 || r.Groups()[d.Groups[0]].Line != 4 {
+		t.Errorf("token %q groups %v, want B and the group on line 4", d.Token, d.Groups)
+	}
+	if want := "disallowed by Disallow: /pub/secret (line 7)"; d.String() != want {
+		t.Errorf("String() = %q, want %q", d.String(), want)
+	}
+	d = r.Decide("/x", "other")
+	if d.Token != "*" || d.Rule.Line != 2 {
+		t.Errorf("fallback decision = %+v, want * and line 2", d)
+	}
+	d = Parse(nil).Decide("/x", "a")
+	if !d.Allowed || d.Matched || d.String() != "allowed: no group applies to this crawler" {
+		t.Errorf("empty file decision = %+v (%s)", d, d)
+	}
+	d = Parse([]byte("User-agent: a\nDisallow: /x\n")).Decide("/y", "a")
+	if d.String() != "allowed: no rule matched" {
+		t.Errorf("no match String() = %q", d.String())
+	}
+}
+
+// TestCrawlDelayAndSitemaps checks the non-rule records.
+func TestCrawlDelayAndSitemaps(t *testing.T) {
+	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
+	if d, ok := r.CrawlDelay("a"); !ok || d != 4*time.Second {
+		t.Errorf("CrawlDelay(a) = %v, %v; want the larger merged delay 4s", d, ok)
+	}
+	if _, ok := r.CrawlDelay("other"); ok {
+		t.Error("CrawlDelay(other) reported a delay; the * group has none")
+	}
+	if got := fmt.Sprint(r.Sitemaps()); got != "[https://e.example/a.xml https://e.example/b.xml]" {
+		t.Errorf("Sitemaps() = %s", got)
+	}
+}
+
+// TestTruncate checks the RFC 9309 section 2.5 size limit: content past the
+// limit is dropped with the partial last line.
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"a\nb\n", 10, "a\nb\n"},
+		{"line1\nline2\n", 8, "line1\n"},
+		{"line1\r\nline2", 8, "line1\r\n"},
+		{"line1\rline2", 8, "line1\r"},
+		{"longline", 4, ""},
+	}
+	for _, tt := range tests {
+		if got := string(Truncate([]byte(tt.in), tt.limit)); got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// TestTarget checks how URLs become the path and query that is matched.
+func TestTarget(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/a?b", "/a?b"},
+		{"//x", "//x"},
+		{"/a#f", "/a"},
+		{"http://e.example", "/"},
+		{"HTTPS://e.example:8443/p?q#f", "/p?q"},
+		{"http://e.example?q=1", "/?q=1"},
+		{"http://e.example#f", "/"},
+	}
+	for _, tt := range tests {
+		got, err := Target(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("Target(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "a/b", "ftp://e.example/", "http:///x", "mailto:x@y"} {
+		if _, err := Target(bad); err == nil {
+			t.Errorf("Target(%q) succeeded, want ErrTarget", bad)
+		}
+	}
+}
+
+// TestAllowedDoesNotAllocate checks the hot path.
+func TestAllowedDoesNotAllocate(t *testing.T) {
+	r := Parse([]byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/open\nDisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n"))
+	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1"} {
+		for _, token := range []string{"ExampleBot", "Other"} {
+			if n := testing.AllocsPerRun(100, func() { r.Allowed(token, path) }); n != 0 {
+				t.Errorf("Allowed(%q, %q) allocates %v times", token, path, n)
+			}
+		}
+	}
+}
+
+// TestRealFiles parses every file of the shared corpus, when present, and
+// decides a few paths on each: real-world input must never panic.
+func TestRealFiles(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/robots-corpus/*.txt")
+	if len(files) == 0 {
+		t.Skip("no corpus at ../../shared/robots-corpus")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Parse(Truncate(data, MaxSize))
+		for _, p := range []string{"/", "/search?q=1", "/a/b/c.html", "/wp-admin/"} {
+			r.Decide(p, "Googlebot")
+			r.Allowed("*", p)
+		}
+	}
+}
