@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/crawlkit/robots/internal/cases"
+	"github.com/crawlkit/robots/policy"
+)
+
+const casesSynopsis = `usage: robotstxt cases -robots FILE -cases FILE.csv
+       robotstxt cases DIR...
+`
+
+const casesHelp = `Cases runs release checks. A cases file is CSV with the header
+agent,url,expected,note: a crawler's product token, a path or http(s) URL,
+and allowed or disallowed. Each DIR is searched for folders holding both
+robots.txt and cases.csv. Every row whose decision differs is printed as
+CASES:LINE: AGENT URL: expected ..., got ... (why), and the last line is
+"N passed, M failed". A row whose URL cannot be read fails.
+
+Exit status: 0 when every case passes, 1 when one fails, 2 for bad usage,
+a file that cannot be read, or a DIR without suites.
+`
+
+// runCases runs "robotstxt cases".
+func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := newCommand("cases", casesSynopsis, casesHelp, stdout, stderr)
+	robotsName := cmd.fl.String("robots", "", "robots.txt `FILE` of a suite; - reads standard input")
+	casesName := cmd.fl.String("cases", "", "the suite's cases `FILE.csv`")
+	dirs, status, done := cmd.parse(args)
+	switch {
+	case done:
+		return status
+	case (*robotsName == "") != (*casesName == ""):
+		return cmd.usageError("-robots and -cases go together")
+	case *robotsName == "" && len(dirs) == 0:
+		return cmd.usageError("no suite: give -robots and -cases, or directories")
+	}
+
+	usageError := false
+	var suites []cases.Suite
+	if *robotsName != "" {
+		suites = append(suites, cases.Suite{Robots: *robotsName, Cases: *casesName})
+	}
+	for _, dir := range dirs {
+		found, err := cases.Find(dir)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
+			usageError = true
+		case len(found) == 0:
+			fmt.Fprintf(stderr, "robotstxt cases: %s: no folder holds both robots.txt and cases.csv\n", dir)
+			usageError = true
+		}
+		suites = append(suites, found...)
+	}
+
+	w := bufio.NewWriter(stdout)
+	passed, failed := 0, 0
+	for _, s := range suites {
+		f, err := loadRobots(s.Robots, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
+			usageError = true
+			continue
+		}
+		f.warnCut("cases", stderr)
+		cs, err := loadCases(s.Cases)
+		if err != nil {
+			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
+			usageError = true
+			continue
+		}
+		for _, r := range cases.Run(f.robots, cs) {
+			if r.Passed() {
+				passed++
+				continue
+			}
+			failed++
+			writeDisagreement(w, s.Cases, f.name, r)
+		}
+	}
+	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
+		return 2
+	}
+	switch {
+	case usageError:
+		return 2
+	case failed > 0:
+		return 1
+	}
+	return 0
+}
+
+// writeDisagreement prints a failed case of the suite with the cases file
+// casesName and the robots.txt robotsName.
+func writeDisagreement(w io.Writer, casesName, robotsName string, r cases.Result) {
+	fmt.Fprintf(w, "%s:%d: %s %s: ", casesName, r.Line, r.Agent, r.URL)
+	if r.Err != nil {
+		fmt.Fprintf(w, "expected %s, but the URL cannot be read: %v\n", verdict(r.Expected), r.Err)
+		return
+	}
+	fmt.Fprintf(w, "expected %s, got %s %s\n", verdict(r.Expected), verdict(r.Decision.Allowed), why(r.Decision, robotsName))
+}
+
+func verdict(allowed bool) string {
+	if allowed {
+		return "allowed"
+	}
+	return "disallowed"
+}
+
+// why explains d in a disagreement line, pointing at the deciding rule as
+// FILE:LINE so that editors can jump to it.
+func why(d policy.Decision, robotsName string) string {
+	switch {
+	case d.Matched:
+		return "by " + d.Rule.Directive() + " at " + robotsName + ":" + strconv.Itoa(d.Rule.Line)
+	case d.Path == "/robots.txt":
+		return "(/robots.txt is always allowed)"
+	case d.Token == "":
+		return "(no group applies to this crawler)"
+	}
+	return "(no rule matched)"
+}

@@ -1,0 +1,117 @@
+// Robotstxt checks robots.txt files the way a crawler reads them.
+//
+// Usage:
+//
+//	robotstxt <command> [arguments]
+//
+// The commands are:
+//
+//	test   decide URLs for a crawler and explain each decision
+//	lint   print every warning of robots.txt files
+//	cases  run release checks: URLs with the decision each must get
+//	serve  run the explorer page on a local address
+//
+// Every command reads a robots.txt file as a crawler does: content past
+// the first 500 KiB is ignored (RFC 9309 section 2.5), with a warning.
+//
+// # Test
+//
+//	robotstxt test -robots FILE -agent TOKEN [-expect allowed|disallowed] [-json] URL...
+//
+// Test prints, for each URL (a path such as /a?b=1 or an http or https
+// URL), the decision, the rule that decided it with its line, the groups
+// that applied and the warnings of those lines:
+//
+//	DISALLOWED  /private/x
+//	  by Disallow: /private (line 4) in the group for ExampleBot (lines 3-6)
+//
+// -agent may be repeated or hold a comma-separated list, most specific
+// token first (Googlebot-Image,Googlebot); a full User-Agent string is
+// read as its product token. -json prints a JSON array of decisions
+// instead. -expect turns the command into a check that every URL gets
+// that decision.
+//
+// # Lint
+//
+//	robotstxt lint [-json] FILE...
+//
+// Lint prints every warning as FILE:LINE: message; FILE - reads standard
+// input. A warning marks a line that crawlers ignore or read leniently, so
+// lint fails (exit status 1) when it finds any.
+//
+// # Cases
+//
+//	robotstxt cases -robots FILE -cases FILE.csv
+//	robotstxt cases DIR...
+//
+// Cases runs release checks: each cases.csv (header agent,url,expected,note,
+// the format of testdata/conformance) lists URLs and the decision each must
+// get for the robots.txt beside it. Each DIR is searched for folders holding
+// both robots.txt and cases.csv. Cases prints every disagreement and ends
+// with the line "N passed, M failed".
+//
+// # Serve
+//
+//	robotstxt serve [-addr HOST:PORT] [-robots FILE]
+//
+// Serve runs the explorer, a page to edit a robots.txt file and see
+// decisions as they change, until interrupted.
+//
+// # Exit status
+//
+// 0 when all is well, 1 when a check fails (test -expect differs, lint
+// finds warnings, a case disagrees), 2 for bad usage: an unknown command or
+// flag, a missing or unreadable file, a URL that is neither a path nor an
+// http(s) URL.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `robotstxt checks robots.txt files the way a crawler reads them.
+
+Usage:
+
+	robotstxt <command> [arguments]
+
+The commands are:
+
+	test   decide URLs for a crawler and explain each decision
+	lint   print every warning of robots.txt files
+	cases  run release checks: URLs with the decision each must get
+	serve  run the explorer page on a local address
+
+Run 'robotstxt <command> -h' for a command's flags.
+Exit status: 0 all is well, 1 a check failed, 2 bad usage.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs the command line args (without the program name) and returns
+// the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "test":
+		return runTest(args[1:], stdin, stdout, stderr)
+	case "lint":
+		return runLint(args[1:], stdin, stdout, stderr)
+	case "cases":
+		return runCases(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "robotstxt: unknown command %q\nRun 'robotstxt -h' for usage.\n", args[0])
+	return 2
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/crawlkit/robots/internal/cases"
+	"github.com/crawlkit/robots/policy"
+)
+
+// maxCasesSize bounds how much of a cases file is read, so that a huge or
+// endless file (/dev/zero) is reported instead of filling memory.
+const maxCasesSize = 64 << 20
+
+// stdinName is how standard input, named "-" on the command line, is shown.
+const stdinName = "<stdin>"
+
+// robotsFile is a robots.txt file as a crawler reads it.
+type robotsFile struct {
+	name   string // as given, or stdinName
+	robots *policy.Robots
+	// cutLine is the first line that crawlers ignore for lying past
+	// policy.MaxSize, or 0 when they read the whole file.
+	cutLine int
+}
+
+// cutMessage is the warning for content past policy.MaxSize.
+const cutMessage = "content past 500 KiB is ignored by crawlers"
+
+// loadRobots reads the robots.txt file name ("-" for stdin). Only what a
+// crawler reads is read: policy.MaxSize bytes, and two more to tell
+// whether anything but the end of a CRLF follows them. So a file of any
+// size, even an endless one, costs the same.
+func loadRobots(name string, stdin io.Reader) (robotsFile, error) {
+	f := robotsFile{name: name}
+	var r io.Reader
+	if name == "-" {
+		f.name, r = stdinName, stdin
+	} else {
+		file, err := os.Open(name)
+		if err != nil {
+			return f, err
+		}
+		defer file.Close()
+		r = file
+	}
+	data, err := io.ReadAll(io.LimitReader(r, policy.MaxSize+2))
+	if err != nil {
+		return f, fmt.Errorf("reading %s: %w", f.name, err)
+	}
+	kept := policy.Truncate(data, policy.MaxSize)
+	rest := data[len(kept):]
+	if bytes.HasSuffix(kept, []byte("\r")) && bytes.HasPrefix(rest, []byte("\n")) {
+		rest = rest[1:] // the cut fell inside a CRLF
+	}
+	f.robots = policy.Parse(kept)
+	if len(rest) > 0 {
+		f.cutLine = f.robots.Lines() + 1
+	}
+	return f, nil
+}
+
+// warnCut tells on stderr that part of f is ignored, for the commands
+// whose output has no place for file warnings.
+func (f robotsFile) warnCut(cmd string, stderr io.Writer) {
+	if f.cutLine > 0 {
+		fmt.Fprintf(stderr, "robotstxt %s: warning: %s:%d: %s\n", cmd, f.name, f.cutLine, cutMessage)
+	}
+}
+
+// errTooLarge is returned by loadCases for a file over maxCasesSize.
+var errTooLarge = errors.New("larger than 64 MiB; not read")
+
+// loadCases reads the cases file name.
+func loadCases(name string) ([]cases.Case, error) {
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxCasesSize+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	case len(data) > maxCasesSize:
+		return nil, fmt.Errorf("%s: %w", name, errTooLarge)
+	}
+	cs, err := cases.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return cs, nil
+}

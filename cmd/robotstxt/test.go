@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/crawlkit/robots/internal/report"
+)
+
+const testSynopsis = "usage: robotstxt test -robots FILE -agent TOKEN [-expect allowed|disallowed] [-json] URL...\n"
+
+const testHelp = `Test decides each URL (a path such as /a?b=1, or an http or https URL) for
+the crawler and explains the decision: the deciding rule and its line, the
+groups that applied, and the warnings of those lines.
+
+Exit status: 0, or 1 when -expect is given and a URL differs from it,
+or 2 for bad usage, including a URL that is neither a path nor http(s).
+`
+
+// runTest runs "robotstxt test".
+func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := newCommand("test", testSynopsis, testHelp, stdout, stderr)
+	fl := cmd.fl
+	file := fl.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
+	var agents agentList
+	fl.Var(&agents, "agent", "the crawler's product `TOKEN`; repeat it or list tokens with commas, most specific first")
+	asJSON := fl.Bool("json", false, "print a JSON array of decisions")
+	expect := fl.String("expect", "", "check that every URL gets this `decision` (allowed or disallowed)")
+	urls, status, done := cmd.parse(args)
+	switch {
+	case done:
+		return status
+	case *file == "":
+		return cmd.usageError("-robots FILE is required")
+	case len(agents.tokens) == 0:
+		return cmd.usageError("-agent TOKEN is required: the decision depends on the crawler")
+	case *expect != "" && *expect != "allowed" && *expect != "disallowed":
+		return cmd.usageError("-expect is %q, want allowed or disallowed", *expect)
+	case len(urls) == 0:
+		return cmd.usageError("no URL to test")
+	}
+	for _, n := range agents.notes {
+		fmt.Fprintf(stderr, "robotstxt test: %s\n", n)
+	}
+	f, err := loadRobots(*file, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "robotstxt test: %v\n", err)
+		return 2
+	}
+	f.warnCut("test", stderr)
+
+	out := make([]report.Decision, 0, len(urls))
+	for _, u := range urls {
+		d := report.Decide(f.robots, u, agents.tokens...)
+		out = append(out, d)
+		switch {
+		case d.Error != "":
+			fmt.Fprintf(stderr, "robotstxt test: %q: %s\n", u, d.Error)
+			status = 2
+		case *expect != "" && d.Allowed != (*expect == "allowed") && status == 0:
+			status = 1
+		}
+	}
+	w := bufio.NewWriter(stdout)
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		for _, d := range out {
+			if d.Error == "" {
+				writeDecision(w, d, agents.tokens, *expect)
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(stderr, "robotstxt test: %v\n", err)
+		return 2
+	}
+	return status
+}
+
+// writeDecision prints one decision for people.
+func writeDecision(w io.Writer, d report.Decision, tokens []string, expect string) {
+	verdict := "DISALLOWED"
+	if d.Allowed {
+		verdict = "ALLOWED"
+	}
+	fmt.Fprintf(w, "%-10s  %s", verdict, d.URL)
+	if d.Path != d.URL {
+		fmt.Fprintf(w, "  (matched as %s)", d.Path)
+	}
+	fmt.Fprintf(w, "\n  %s\n", explain(d, tokens))
+	for _, wn := range d.Warnings {
+		fmt.Fprintf(w, "  warning: line %d: %s\n", wn.Line, wn.Message)
+	}
+	if expect != "" && d.Allowed != (expect == "allowed") {
+		fmt.Fprintf(w, "  FAIL: expected %s\n", expect)
+	}
+}
+
+// explain says why d was decided as it was.
+func explain(d report.Decision, tokens []string) string {
+	switch {
+	case d.Rule != nil:
+		return "by " + directive(*d.Rule) + " (line " + strconv.Itoa(d.Rule.Line) + ") " + groupsPhrase(d, tokens)
+	case d.Path == "/robots.txt":
+		return "/robots.txt is always allowed"
+	case d.Token == "":
+		return "no group applies: none names " + strings.Join(tokens, ", ") + " and there is no * group"
+	}
+	return "no rule matched " + groupsPhrase(d, tokens)
+}
+
+// directive writes r as in the file: "Disallow: /private".
+func directive(r report.Rule) string {
+	if r.Type == "allow" {
+		return "Allow: " + r.Pattern
+	}
+	return "Disallow: " + r.Pattern
+}
+
+// maxSpans is how many groups groupsPhrase lists by their lines; a file
+// can name one crawler in thousands of groups.
+const maxSpans = 5
+
+// groupsPhrase names the groups that applied in d and their lines: "in the
+// group for ExampleBot (lines 3-6)".
+func groupsPhrase(d report.Decision, tokens []string) string {
+	var b strings.Builder
+	b.WriteString("in the ")
+	if d.Token == "*" {
+		b.WriteString("* ")
+	}
+	b.WriteString("group")
+	if len(d.Groups) > 1 {
+		b.WriteString("s")
+	}
+	if d.Token != "*" {
+		b.WriteString(" for " + d.Token)
+	}
+	spans := make([]string, len(d.Groups))
+	for i, g := range d.Groups {
+		spans[i] = strconv.Itoa(g.Line)
+		if g.EndLine != g.Line {
+			spans[i] += "-" + strconv.Itoa(g.EndLine)
+		}
+	}
+	switch {
+	case len(spans) == 1 && !strings.Contains(spans[0], "-"):
+		b.WriteString(" (line " + spans[0] + ")")
+	case len(spans) > maxSpans:
+		fmt.Fprintf(&b, " (lines %s and %d more)", strings.Join(spans[:maxSpans], ", "), len(spans)-maxSpans)
+	case len(spans) > 0:
+		b.WriteString(" (lines " + strings.Join(spans, ", ") + ")")
+	}
+	var named []string // the tokens tried before falling back
+	for _, t := range tokens {
+		if t == "*" {
+			break
+		}
+		named = append(named, t)
+	}
+	if d.Token == "*" && len(named) > 0 {
+		b.WriteString(", as no group names " + strings.Join(named, ", "))
+	}
+	return b.String()
+}
