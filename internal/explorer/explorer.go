@@ -2,7 +2,14 @@
 // edits a robots.txt, sees its warnings by line, and sees for each URL which
 // rule, on which line, allows or refuses it. The page talks to a small JSON
 // API on the same handler whose shapes are those of the robotstxt command's
-// -json output (package report).
+// -json output (package report):
+//
+//	GET  /api/start   the robots.txt, product tokens and URLs the page starts with
+//	POST /api/decide  {"robots", "agents", "urls"}: a decision per URL, with the file's warnings and groups
+//	POST /api/lint    {"robots"}: the file's warnings and groups
+//	POST /api/fetch   {"origin"}: a live robots.txt through the project's fetcher, with its outcome
+//
+// Bad input is answered with a 4xx status and {"error": "..."}.
 package explorer
 
 import (
@@ -13,23 +20,63 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Options configures the explorer. The zero value serves an empty editor.
+// Options configures the explorer. The zero value starts the page with an
+// example.
 type Options struct {
-	// Robots is the robots.txt the page starts with. If empty, the page
-	// starts with an example.
+	// Robots is the robots.txt the page starts with. If it and Source are
+	// empty, the page starts with an example file, product token and URLs.
 	Robots string
 	// Source names where Robots came from, such as a file name, for the page
 	// to show. If empty, none is shown.
 	Source string
 }
 
+// handler serves the page and its API. It is safe for concurrent use.
+type handler struct {
+	start startResponse
+}
+
+// startResponse is the answer to GET /api/start.
+type startResponse struct {
+	Robots string   `json:"robots"`
+	Source string   `json:"source,omitempty"`
+	Agents []string `json:"agents"`
+	URLs   []string `json:"urls"`
+}
+
 // New returns the explorer's handler: the page at "/", its assets under
 // "/assets/", and the JSON API under "/api/".
 func New(opts Options) http.Handler {
+	h := &handler{start: startResponse{
+		Robots: opts.Robots,
+		Source: opts.Source,
+		Agents: []string{"Googlebot"},
+		URLs:   []string{"/"},
+	}}
+	if opts.Robots == "" && opts.Source == "" {
+		example, _ := assets.ReadFile("assets/example.txt") // part of the build
+		h.start = startResponse{
+			Robots: string(example),
+			Source: "example",
+			Agents: []string{"Googlebot"},
+			URLs: []string{
+				"/private/report.html",
+				"/private/press-kit/logo.png",
+				"https://shop.example/docs/manual.pdf",
+				"/tmp/cache",
+				"/cart",
+			},
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", http.FileServerFS(assets))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, assets, "assets/index.html")
 	})
+	mux.HandleFunc("GET /api/start", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, h.start)
+	})
+	mux.HandleFunc("POST /api/decide", h.decide)
+	mux.HandleFunc("POST /api/lint", h.lint)
 	return mux
 }

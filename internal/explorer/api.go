@@ -1,0 +1,264 @@
+package explorer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/crawlkit/robots/internal/report"
+	"github.com/crawlkit/robots/policy"
+)
+
+// Limits on what the API accepts. A robots.txt over policy.MaxSize is
+// refused rather than cut: a person pasting it should learn that crawlers
+// ignore the rest (RFC 9309 section 2.5).
+const (
+	// MaxURLLen is the longest URL the API decides, in bytes: longer than
+	// any URL that servers and crawlers commonly accept.
+	MaxURLLen = 8 << 10
+	// MaxURLs is the most URLs one request may decide.
+	MaxURLs = 1000
+	// MaxAgents is the most product tokens one request may give.
+	MaxAgents = 20
+	// MaxAgentLen is the longest product token the API takes, in bytes.
+	MaxAgentLen = 100
+	// MaxBody is the largest request body, in bytes: room for a robots.txt
+	// of policy.MaxSize with every byte escaped twice over in JSON, and
+	// for the URLs, while still refusing a runaway upload early.
+	MaxBody = 4 << 20
+)
+
+// decideRequest is the body of POST /api/decide; lintRequest's fields are
+// a subset.
+type decideRequest struct {
+	Robots string   `json:"robots"`
+	Agents []string `json:"agents"`
+	URLs   []string `json:"urls"`
+}
+
+// fileReport is what the API says about a robots.txt file as a whole.
+type fileReport struct {
+	Lines    int              `json:"lines"`
+	Warnings []report.Warning `json:"warnings"`
+	Groups   []report.Group   `json:"groups"` // every group of the file
+}
+
+// decideResponse is the answer to POST /api/decide. When some URL cannot
+// be read it is sent with status 400 and Error set, with the other URLs
+// still decided so the page can show them all.
+type decideResponse struct {
+	fileReport
+	// Token is the product token whose groups apply: "*" for the fallback
+	// groups, "" when none does.
+	Token string `json:"token"`
+	// Selected are the groups that apply to the agents, whatever the URL.
+	Selected  []report.Group    `json:"selected"`
+	Decisions []report.Decision `json:"decisions"`
+	Error     string            `json:"error,omitempty"`
+}
+
+// errorResponse is the body of every other 4xx answer.
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+// apiError is a request the API refuses, with the status to refuse it with.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+}
+
+// decodeJSON reads the JSON object in r's body into v, refusing anything
+// but one object of known fields in a body of at most MaxBody bytes.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		// Requiring JSON keeps other sites' plain form posts out: a
+		// browser sends application/json cross-origin only after a
+		// preflight, which this server never grants.
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return &apiError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send application/json", ct)}
+		}
+	} else {
+		return &apiError{http.StatusUnsupportedMediaType, "no content type: send application/json"}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return nil
+		} else if err == nil {
+			err = errors.New("data after the JSON object")
+		}
+	}
+	var (
+		tooBig    *http.MaxBytesError
+		syntax    *json.SyntaxError
+		wrongType *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooBig):
+		return &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d MiB", MaxBody>>20)}
+	case errors.Is(err, io.EOF):
+		return badRequest("malformed JSON: empty body")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed JSON: it ends too early")
+	case errors.As(err, &syntax):
+		return badRequest("malformed JSON at byte %d: %v", syntax.Offset, syntax)
+	case errors.As(err, &wrongType):
+		what := "the body"
+		if wrongType.Field != "" {
+			what = fmt.Sprintf("%q", wrongType.Field)
+		}
+		return badRequest("malformed JSON: %s should be %s, not %s", what, kindName(wrongType.Type), article(wrongType.Value))
+	}
+	return badRequest("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// article puts "a" or "an" before a JSON kind: "an array".
+func article(kind string) string {
+	if strings.IndexAny(kind, "aeiou") == 0 {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// kindName names the JSON value that decodes into t.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "a list of " + strings.TrimPrefix(kindName(t.Elem()), "a ") + "s"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.Kind().String()
+}
+
+// parseRobots parses a robots.txt sent to the API, refusing one over
+// policy.MaxSize.
+func parseRobots(text string) (*policy.Robots, *apiError) {
+	if len(text) > policy.MaxSize {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(
+			"robots.txt is %d KiB; crawlers read only the first %d KiB (RFC 9309 section 2.5): cut it down",
+			(len(text)+1023)>>10, policy.MaxSize>>10)}
+	}
+	return policy.Parse([]byte(text)), nil
+}
+
+func describe(r *policy.Robots) fileReport {
+	return fileReport{Lines: r.Lines(), Warnings: report.Warnings(r), Groups: report.Groups(r)}
+}
+
+// checkAgents refuses product tokens that no group could name: RFC 9309
+// section 2.2.1 allows only letters, "-" and "_".
+func checkAgents(agents []string) *apiError {
+	if len(agents) > MaxAgents {
+		return badRequest("%d product tokens; the limit is %d", len(agents), MaxAgents)
+	}
+	for _, a := range agents {
+		if a == "" || len(a) > MaxAgentLen || strings.TrimLeft(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_") != "" {
+			return badRequest("product token %q: use 1 to %d letters, \"-\" and \"_\" (RFC 9309 section 2.2.1), such as \"Googlebot\"", a, MaxAgentLen)
+		}
+	}
+	return nil
+}
+
+// checkURLs refuses too many or too long URLs before any is decided.
+func checkURLs(urls []string) *apiError {
+	if len(urls) > MaxURLs {
+		return badRequest("%d URLs; the limit is %d", len(urls), MaxURLs)
+	}
+	for i, u := range urls {
+		if len(u) > MaxURLLen {
+			return badRequest("URL %d is %d bytes long; the limit is %d KiB", i+1, len(u), MaxURLLen>>10)
+		}
+	}
+	return nil
+}
+
+func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
+	var req decideRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	rb, err := parseRobots(req.Robots)
+	if err == nil {
+		err = checkAgents(req.Agents)
+	}
+	if err == nil {
+		err = checkURLs(req.URLs)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	d := rb.Decide("/", req.Agents...)
+	resp := decideResponse{
+		fileReport: describe(rb),
+		Token:      d.Token,
+		Selected:   make([]report.Group, 0, len(d.Groups)),
+		Decisions:  make([]report.Decision, 0, len(req.URLs)),
+	}
+	for _, gi := range d.Groups {
+		resp.Selected = append(resp.Selected, resp.Groups[gi])
+	}
+	for _, u := range req.URLs {
+		dec := report.Decide(rb, u, req.Agents...)
+		if dec.Error != "" && resp.Error == "" {
+			resp.Error = fmt.Sprintf("URL %q is neither a path (starting with \"/\") nor an http(s) URL", u)
+		}
+		resp.Decisions = append(resp.Decisions, dec)
+	}
+	status := http.StatusOK
+	if resp.Error != "" {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, resp)
+}
+
+func (h *handler) lint(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Robots string `json:"robots"`
+	}
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	rb, err := parseRobots(req.Robots)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, describe(rb))
+}
+
+func writeError(w http.ResponseWriter, err *apiError) {
+	writeJSON(w, err.status, errorResponse{Error: err.msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		// Every value sent is built from strings, numbers and slices.
+		http.Error(w, "explorer: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}

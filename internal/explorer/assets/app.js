@@ -1,0 +1,325 @@
+// The explorer page: sends the robots.txt, product tokens and URLs to
+// POST /api/decide as the person types, and draws the answer: the file line
+// by line with its warnings, the groups that apply boxed, each deciding rule
+// highlighted, and one verdict per URL.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const robotsEl = $("robots"), agentsEl = $("agents"), urlsEl = $("urls");
+
+let seq = 0;          // number of the latest request; older answers are dropped
+let pending = null;   // AbortController of the request in flight
+let timer = 0;
+let active = 0;       // index of the decision whose line is brought forward
+let last = null;      // the latest answer drawn
+let urlLines = [];    // for each URL sent, its line in the URLs box
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k);
+  return e;
+}
+
+// splitLines splits as the parser does: LF, CRLF or CR end a line, a
+// leading byte order mark is skipped, and a final line end adds no line.
+function splitLines(text) {
+  text = text.replace(/^\uFEFF/, "");
+  if (text === "") return [];
+  const lines = text.split(/\r\n|\r|\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+function agents() {
+  return agentsEl.value.split(/[\s,]+/).filter((a) => a !== "");
+}
+
+function urls() {
+  const out = [];
+  urlLines = [];
+  urlsEl.value.split("\n").forEach((u, i) => {
+    u = u.trim();
+    if (u !== "") { out.push(u); urlLines.push(i); }
+  });
+  return out;
+}
+
+function showError(msg) {
+  $("error").textContent = msg ? "⚠ " + msg : "";
+  $("error").hidden = !msg;
+}
+
+function schedule() {
+  clearTimeout(timer);
+  timer = setTimeout(decide, 150);
+}
+
+async function post(path, body, signal) {
+  const resp = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  let data;
+  try {
+    data = await resp.json();
+  } catch {
+    data = { error: `the server answered ${resp.status} without JSON` };
+  }
+  return { status: resp.status, data };
+}
+
+async function decide() {
+  if (pending) pending.abort();
+  pending = new AbortController();
+  const n = ++seq;
+  const body = { robots: robotsEl.value, agents: agents(), urls: urls() };
+  let r;
+  try {
+    r = await post("/api/decide", body, pending.signal);
+  } catch (e) {
+    if (e.name !== "AbortError") showError("the explorer server did not answer: " + e.message);
+    return;
+  }
+  if (n !== seq) return;
+  showError(r.data.error || "");
+  if (r.data.decisions) {
+    last = r.data;
+    draw();
+  } else {
+    // Without an answer the file is drawn plain, unless it was refused for
+    // its size: thousands of lines redrawn on each key would stall the page.
+    last = null;
+    $("decisions").replaceChildren();
+    $("token").textContent = "";
+    drawFile(r.status === 413 ? [] : splitLines(robotsEl.value), null);
+  }
+  document.body.dataset.state = r.status === 200 ? "ready" : "error";
+}
+
+function ruleText(rule) {
+  return (rule.type === "allow" ? "Allow: " : "Disallow: ") + rule.pattern;
+}
+
+function groupName(g) {
+  return "User-agent: " + g.agents.join(", ");
+}
+
+function span(g) {
+  return g.line === g.endLine ? `line ${g.line}` : `lines ${g.line}–${g.endLine}`;
+}
+
+function draw() {
+  const d = last;
+  if (active >= d.decisions.length) active = 0;
+  const given = agents();
+  const who = given.length ? given.join(", ") : "a crawler with no product token";
+  let tok;
+  if (d.token === "") tok = `No group applies to ${who}: every URL is allowed.`;
+  else if (d.token === "*") tok = `No group names ${who}, so the * group applies (${d.selected.map(span).join(", ")}).`;
+  else tok = `The groups naming ${d.token} apply (${d.selected.map(span).join(", ")}); the * group does not.`;
+  $("token").textContent = tok;
+  drawFile(splitLines(robotsEl.value), d);
+  drawDecisions(d);
+}
+
+// drawFile draws the file line by line: warnings under their lines, the
+// groups boxed (those that apply drawn bold), and each deciding rule marked
+// allow or disallow in words as well as colour.
+function drawFile(lines, d) {
+  const warnings = new Map(), deciding = new Map(), groupAt = new Map();
+  const selected = new Set();
+  if (d) {
+    for (const w of d.warnings) {
+      if (!warnings.has(w.line)) warnings.set(w.line, []);
+      warnings.get(w.line).push(w.message);
+    }
+    d.decisions.forEach((dec, i) => {
+      if (!dec.rule) return;
+      if (!deciding.has(dec.rule.line)) deciding.set(dec.rule.line, { type: dec.rule.type, urls: [], active: false });
+      const m = deciding.get(dec.rule.line);
+      m.urls.push(dec.url);
+      if (i === active) m.active = true;
+    });
+    for (const g of d.selected) selected.add(g.line);
+    for (const g of d.groups) groupAt.set(g.line, g);
+  }
+  const file = $("file");
+  const root = document.createDocumentFragment();
+  let box = root, end = 0;
+  lines.forEach((text, i) => {
+    const n = i + 1;
+    const g = groupAt.get(n);
+    if (g) {
+      const sel = selected.has(g.line);
+      const label = el("div", { class: "group-label" },
+        (sel ? "▣ applies: " : "group: ") + groupName(g) + " · " + span(g));
+      box = el("div", { class: "group" + (sel ? " selected" : ""), "data-group": `${g.line}-${g.endLine}` }, label);
+      root.append(box);
+      end = g.endLine;
+    }
+    const line = el("div", { class: "line", "data-line": String(n), id: "L" + n },
+      el("span", { class: "ln", text: String(n) }),
+      el("code", { class: "code", text: text === "" ? " " : text }));
+    const m = deciding.get(n);
+    if (m) {
+      line.classList.add(m.type === "allow" ? "hl-allow" : "hl-disallow");
+      if (m.active) line.classList.add("active");
+      const word = m.type === "allow" ? "✓ allow" : "✗ disallow";
+      line.append(el("span", { class: "mark", title: m.urls.join("\n"), text: `${word} ← ${m.urls.join(", ")}` }));
+    }
+    for (const msg of warnings.get(n) || []) {
+      line.classList.add("warned");
+      line.append(el("div", { class: "warning", text: "⚠ " + msg }));
+    }
+    box.append(line);
+    if (box !== root && n >= end) box = root;
+  });
+  file.replaceChildren(root);
+  let summary = `${lines.length} line${lines.length === 1 ? "" : "s"}`;
+  if (d) {
+    summary += `, ${d.groups.length} group${d.groups.length === 1 ? "" : "s"}, ` +
+      `${d.warnings.length} warning${d.warnings.length === 1 ? "" : "s"}`;
+  }
+  $("summary").textContent = summary;
+  const act = file.querySelector(".line.active");
+  if (act) act.scrollIntoView({ block: "nearest" });
+}
+
+function drawDecisions(d) {
+  const list = $("decisions");
+  list.replaceChildren(...d.decisions.map((dec, i) => {
+    const state = dec.error ? "error" : dec.allowed ? "allowed" : "disallowed";
+    const verdict = { error: "⚠ cannot decide", allowed: "✓ allowed", disallowed: "✗ disallowed" }[state];
+    const item = el("li", { class: "decision " + state + (i === active ? " active" : ""),
+      "data-decision": state, "data-index": String(i), tabindex: "0" },
+      el("div", { class: "head" },
+        el("span", { class: "verdict", text: verdict }),
+        el("code", { class: "url", text: dec.url })));
+    if (dec.error) {
+      item.append(el("div", { class: "reason", text: "Not a path starting with / nor an http(s) URL." }));
+      return item;
+    }
+    if (dec.rule) {
+      item.dataset.line = String(dec.rule.line);
+      item.append(el("div", { class: "rule" }, "by ",
+        el("a", { href: "#L" + dec.rule.line, text: "line " + dec.rule.line }), ": ",
+        el("code", { text: ruleText(dec.rule) })));
+    }
+    item.append(el("div", { class: "reason", text: dec.reason }));
+    if (dec.path && dec.path !== dec.url) {
+      item.append(el("div", { class: "path", text: "matched as " + dec.path }));
+    }
+    // The deciding line's warnings are shown in full; those elsewhere in
+    // the groups that apply are only counted, as the file shows them.
+    const ws = dec.warnings || [];
+    for (const w of ws.filter((w) => dec.rule && w.line === dec.rule.line)) {
+      item.append(el("div", { class: "warning", text: `⚠ line ${w.line}: ${w.message}` }));
+    }
+    const elsewhere = ws.filter((w) => !dec.rule || w.line !== dec.rule.line).length;
+    if (elsewhere) {
+      item.append(el("div", { class: "note",
+        text: `⚠ ${elsewhere} warning${elsewhere === 1 ? "" : "s"} elsewhere in the groups that apply: see the file` }));
+    }
+    return item;
+  }));
+}
+
+function setActive(i) {
+  if (!last || i === active || i < 0 || i >= last.decisions.length) return;
+  active = i;
+  drawFile(splitLines(robotsEl.value), last);
+  drawDecisions(last);
+}
+
+// The decision under the pointer, focused, or on the caret's line in the
+// URLs box is the one whose rule is brought forward in the file.
+function activateFrom(ev) {
+  const item = ev.target.closest && ev.target.closest(".decision");
+  if (item) setActive(Number(item.dataset.index));
+}
+$("decisions").addEventListener("mouseover", activateFrom);
+$("decisions").addEventListener("focusin", activateFrom);
+$("decisions").addEventListener("click", activateFrom);
+
+function caretURL() {
+  const line = urlsEl.value.slice(0, urlsEl.selectionStart).split("\n").length - 1;
+  const i = urlLines.indexOf(line);
+  if (i >= 0) setActive(i);
+}
+urlsEl.addEventListener("keyup", caretURL);
+urlsEl.addEventListener("click", caretURL);
+
+let edited = false;
+robotsEl.addEventListener("input", () => {
+  if (!edited) { edited = true; $("source").textContent += " (edited)"; }
+  schedule();
+});
+agentsEl.addEventListener("input", schedule);
+urlsEl.addEventListener("input", schedule);
+
+function when(t) {
+  return t ? new Date(t).toLocaleString() : "";
+}
+
+const meaning = {
+  parsed: "its rules apply",
+  unavailable: "crawlers may fetch every URL",
+  unreachable: "crawlers must fetch no URL until it can be read",
+};
+
+$("fetch-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const out = $("fetch-result");
+  out.hidden = false;
+  out.className = "fetch-result";
+  out.textContent = "Fetching…";
+  $("fetch").disabled = true;
+  try {
+    const r = await post("/api/fetch", { origin: $("origin").value.trim() });
+    const d = r.data;
+    if (r.status !== 200) {
+      out.classList.add("failed");
+      out.textContent = "⚠ " + d.error;
+      return;
+    }
+    out.dataset.outcome = d.outcome;
+    out.classList.add(d.outcome);
+    let text = `${d.url} → ` + (d.statusCode ? `HTTP ${d.statusCode}: ` : "") +
+      `${d.outcome}: ${meaning[d.outcome] || ""}.`;
+    if (d.error) text += ` (${d.error})`;
+    if (d.retryAt) text += ` Retry after ${when(d.retryAt)}.`;
+    out.textContent = text;
+    robotsEl.value = d.robots;
+    $("source").textContent = `(fetched from ${d.url} at ${when(d.fetchedAt) || "now"})`;
+    edited = false;
+    decide();
+  } catch (e) {
+    out.classList.add("failed");
+    out.textContent = "⚠ the explorer server did not answer: " + e.message;
+  } finally {
+    $("fetch").disabled = false;
+  }
+});
+
+async function start() {
+  try {
+    const resp = await fetch("/api/start");
+    const s = await resp.json();
+    robotsEl.value = s.robots;
+    agentsEl.value = s.agents.join(", ");
+    urlsEl.value = s.urls.join("\n");
+    $("source").textContent = s.source ? `(${s.source})` : "";
+  } catch (e) {
+    showError("the explorer server did not answer: " + e.message);
+    return;
+  }
+  decide();
+}
+start();

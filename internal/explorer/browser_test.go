@@ -1,0 +1,236 @@
+package explorer
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browserPath finds a Chromium or Chrome to drive. With none, the test is
+// skipped on a developer's machine but fails in CI, where .ci/run installs
+// Debian's chromium: the page must be checked there.
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + ": the browser test must run in CI")
+	}
+	t.Skip(msg + ": skipping the browser test")
+	return ""
+}
+
+// lineState is what the test reads of one line of the drawn file.
+type lineState struct {
+	Present  bool   `json:"present"`
+	Class    string `json:"class"`
+	Mark     string `json:"mark"`
+	Warnings int    `json:"warnings"`
+	InGroup  string `json:"inGroup"` // data-group of the selected group box around the line
+}
+
+// decisionState is what the test reads of the first decision.
+type decisionState struct {
+	URL      string `json:"url"`
+	Decision string `json:"decision"`
+	Line     string `json:"line"`
+	Rule     string `json:"rule"`
+	Reason   string `json:"reason"`
+}
+
+const readDecision = `(() => {
+	const d = document.querySelector("#decisions .decision");
+	if (!d) return {};
+	const text = (s) => (d.querySelector(s) || {}).textContent || "";
+	return {url: text(".url"), decision: d.dataset.decision, line: d.dataset.line || "",
+		rule: text(".rule"), reason: text(".reason")};
+})()`
+
+func readLine(n string) string {
+	return `(() => {
+	const l = document.querySelector('#file [data-line="` + n + `"]');
+	if (!l) return {present: false};
+	const g = l.closest(".group.selected");
+	return {present: true, class: l.className, mark: (l.querySelector(".mark") || {}).textContent || "",
+		warnings: l.querySelectorAll(".warning").length, inGroup: g ? g.dataset.group : ""};
+})()`
+}
+
+// TestBrowser types a robots.txt, a product token and URLs into the page in
+// a real headless browser and checks the decision, the rule it names and
+// the highlighted line. With EXPLORER_SCREENSHOT=FILE it first writes a PNG
+// of the page as it starts, with its example, to FILE.
+func TestBrowser(t *testing.T) {
+	exe := browserPath(t)
+	srv := httptest.NewServer(New(Options{}))
+	t.Cleanup(srv.Close)
+
+	// A generous ceiling for the whole test: only a hang reaches it.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("font-render-hinting", "none"),
+	)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+
+	wait := func(expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+			t.Fatalf("waiting for %s: %v", expr, err)
+		}
+	}
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(srv.URL),
+	)
+	if err != nil {
+		t.Fatalf("opening the page: %v", err)
+	}
+	wait(`document.body.dataset.state === "ready" && document.querySelectorAll("#decisions .decision").length === 5`)
+	if out := os.Getenv("EXPLORER_SCREENSHOT"); out != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", out, len(png))
+	}
+
+	robots := strings.Join([]string{
+		"User-agent: *",        // 1
+		"Disallow: /private",   // 2
+		"Allow: /private/ok",   // 3
+		"",                     // 4
+		"User-agent: OtherBot", // 5
+		"Disallow: /",          // 6
+		"Noindex: /old",        // 7: unknown field, warned
+	}, "\n")
+	err = chromedp.Do(ctx,
+		clear("#robots"),
+		chromedp.SendKeys(chromedp.CSS("#robots"), robots),
+		clear("#agents"),
+		chromedp.SendKeys(chromedp.CSS("#agents"), "TestBot"),
+	)
+	if err != nil {
+		t.Fatalf("typing the robots.txt: %v", err)
+	}
+
+	tests := []struct {
+		name     string
+		url      string
+		decision string
+		line     string // the deciding line, highlighted with class
+		class    string
+		mark     string
+		other    string // a line that must not be highlighted
+	}{
+		{"disallow rule decides and is highlighted", "/private/page.html", "disallowed", "2", "hl-disallow", "✗ disallow", "3"},
+		{"longer allow rule decides and the highlight moves", "/private/ok/page.html", "allowed", "3", "hl-allow", "✓ allow", "2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := chromedp.Do(ctx,
+				clear("#urls"),
+				chromedp.SendKeys(chromedp.CSS("#urls"), tt.url),
+			)
+			if err != nil {
+				t.Fatalf("typing the URL: %v", err)
+			}
+			wait(`(() => { const d = document.querySelector("#decisions .decision .url");
+				return d && d.textContent === ` + jsString(tt.url) + ` })()`)
+			d, err := chromedp.Run(ctx, chromedp.Evaluate[decisionState](readDecision))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Decision != tt.decision || d.Line != tt.line || !strings.Contains(d.Rule, "line "+tt.line) {
+				t.Errorf("decision = %+v, want %s by line %s", d, tt.decision, tt.line)
+			}
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine(tt.line)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(" "+got.Class+" ", " "+tt.class+" ") || !strings.HasPrefix(got.Mark, tt.mark) {
+				t.Errorf("line %s = %+v, want class %s and mark %q", tt.line, got, tt.class, tt.mark)
+			}
+			if got.InGroup != "1-3" {
+				t.Errorf("line %s is in selected group %q, want the * group 1-3 boxed", tt.line, got.InGroup)
+			}
+			other, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine(tt.other)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !other.Present || strings.Contains(other.Class, "hl-") || other.Mark != "" {
+				t.Errorf("line %s = %+v, want it present and not highlighted", tt.other, other)
+			}
+		})
+	}
+
+	t.Run("warning is drawn next to its line", func(t *testing.T) {
+		l, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine("7")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Warnings != 1 || l.InGroup != "" {
+			t.Errorf("line 7 = %+v, want one warning and no selected group", l)
+		}
+	})
+
+	errorTests := []struct {
+		name   string
+		script string // changes a field and fires its input event
+		want   string // in the page's error message
+	}{
+		{"URL that is neither a path nor http(s) is named",
+			`urlsEl.value = "example.com/x"; urlsEl.dispatchEvent(new Event("input"))`, `"example.com/x"`},
+		{"file over 500 KiB is refused",
+			`robotsEl.value = "Disallow: /x\n".repeat(50000); robotsEl.dispatchEvent(new Event("input"))`, "500 KiB"},
+	}
+	for _, tt := range errorTests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](tt.script)); err != nil {
+				t.Fatal(err)
+			}
+			wait(`(() => { const e = document.getElementById("error");
+				return !e.hidden && e.textContent.includes(` + jsString(tt.want) + `) })()`)
+		})
+	}
+}
+
+// clear empties the field that sel names without an input event, so the
+// keys typed next make the page's only requests.
+func clear(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`void (document.querySelector(` + jsString(sel) + `).value = "")`)
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
