@@ -1,0 +1,34 @@
+// Package robots makes an http.Client obey robots.txt. Wrap the client's
+// transport and every request it sends is first checked against the
+// robots.txt of its origin (RFC 9309), then paced politely:
+//
+//	client := &http.Client{Transport: robots.NewTransport(http.DefaultTransport, robots.Options{
+//		UserAgent: "ExampleBot/1.0 (+https://example.com/bot)",
+//	})}
+//	resp, err := client.Get("https://site.example/private/page")
+//	if errors.Is(err, robots.ErrDisallowed) {
+//		// The request never left the client.
+//	}
+//
+// For each origin (scheme, host and port) the Transport fetches
+// /robots.txt once, shared by all goroutines, and keeps it for 24 hours, or
+// less when its Cache-Control max-age says so, revalidating it with ETag
+// and Last-Modified. A 2xx robots.txt is parsed, its first 500 KiB only;
+// a 4xx (except 429) one allows everything; a 429, 5xx, timeout or network
+// error refuses everything and is retried on a back-off schedule, until
+// after 30 days of failures the last good copy is used. Redirects are
+// followed up to five hops.
+//
+// A request is decided on its path and query exactly as sent, and also
+// with dot segments resolved, for the product token of Options.UserAgent
+// or Options.Agents (package policy does the matching). A refused request
+// is not sent: its error matches ErrDisallowed and holds a
+// *DisallowedError naming the rule and its line. An allowed request waits
+// for the origin's politeness slot: Options.MinDelay, raised by the
+// robots.txt's Crawl-delay and paused by a 429 or 503 Retry-After.
+//
+// Check answers the same question without sending anything, for a crawl
+// frontier; Robots gives an origin's parsed robots.txt and its sitemaps;
+// Stats counts what the transport did. Time comes from Options.Now and
+// waits go through Options.Sleep, so tests can cross days instantly.
+package robots

@@ -1,0 +1,81 @@
+package robots
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// ErrDisallowed is what every request refused because of robots.txt
+// matches with errors.Is, whether a rule refused it or the origin's
+// robots.txt was unreachable. Through an http.Client it arrives wrapped in a
+// *url.Error, which errors.Is sees through.
+var ErrDisallowed = errors.New("robots: disallowed by robots.txt")
+
+// DisallowedError explains why a request was not sent. Use errors.As to get
+// it from the error of RoundTrip, Check or an http.Client.
+type DisallowedError struct {
+	// URL is the refused URL, with any password redacted.
+	URL string
+	// Token is the product token whose groups refused the URL: the first
+	// of the crawler's tokens that has a group, else its most specific
+	// token ("*" when it has none).
+	Token string
+	// Rule is the rule that refused the URL, nil when the origin's
+	// robots.txt was unreachable instead.
+	Rule *policy.Rule
+	// Resolved is, when Rule refused not the request-URI as it would be
+	// sent but the same path with its dot segments resolved
+	// ("/public/../private" as "/private"), that resolved path and query;
+	// empty otherwise.
+	Resolved string
+	// Unreachable reports whether the URL was refused because the
+	// origin's robots.txt could not be fetched (RFC 9309 section 2.3.1.4).
+	Unreachable bool
+	// RetryAt is, when Unreachable, the time from which the transport
+	// fetches the robots.txt again; requests before it are refused
+	// without a fetch.
+	RetryAt time.Time
+	// Err is, when Unreachable, the network or server error of the last
+	// fetch. It is deliberately not returned by Unwrap, so that
+	// errors.Is(err, context.DeadlineExceeded) speaks only of the
+	// caller's own context.
+	Err error
+}
+
+// Error says which rule on which line refused the URL, or that the
+// origin's robots.txt is unreachable and when it is retried.
+func (e *DisallowedError) Error() string {
+	var b strings.Builder
+	b.WriteString("robots: ")
+	b.WriteString(e.URL)
+	b.WriteString(" refused for ")
+	b.WriteString(e.Token)
+	switch {
+	case e.Rule != nil:
+		b.WriteString(" by ")
+		b.WriteString(e.Rule.String())
+		if e.Resolved != "" {
+			b.WriteString(" (resolved as ")
+			b.WriteString(e.Resolved)
+			b.WriteString(")")
+		}
+	case e.Unreachable:
+		b.WriteString(": robots.txt unreachable")
+		if e.Err != nil {
+			b.WriteString(" (")
+			b.WriteString(strings.TrimPrefix(e.Err.Error(), "robots: "))
+			b.WriteString(")")
+		}
+		if !e.RetryAt.IsZero() {
+			b.WriteString("; retry after ")
+			b.WriteString(e.RetryAt.UTC().Format(time.RFC3339))
+		}
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrDisallowed.
+func (e *DisallowedError) Is(target error) bool { return target == ErrDisallowed }

@@ -1,0 +1,110 @@
+package robots
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// RobotsInfo is the robots state of one origin as a transport holds it.
+type RobotsInfo struct {
+	// Origin is scheme://host[:port], the host lower-cased and in ASCII
+	// form and a default port left out.
+	Origin string
+	// Outcome is what the last robots.txt fetch came to.
+	Outcome Outcome
+	// StatusCode is the HTTP status of the last fetch after redirects, 0
+	// when no answer arrived.
+	StatusCode int
+	// Policy is the parsed robots.txt in force, with its sitemaps and
+	// crawl-delays. It is nil when every request is allowed (unavailable)
+	// or refused (unreachable).
+	Policy *policy.Robots
+	// FetchedAt is when the last fetch finished; Expires, for a parsed or
+	// unavailable robots.txt, when it goes stale and is fetched again.
+	FetchedAt, Expires time.Time
+	// RetryAt is, when unreachable, when the robots.txt is fetched again.
+	RetryAt time.Time
+	// UnreachableSince is, when unreachable, when the current run of
+	// failed fetches began.
+	UnreachableSince time.Time
+	// Fallback reports whether the origin has been unreachable for
+	// Options.FallbackAfter, so that the last good copy (Policy, or every
+	// request allowed when that copy was unavailable or there is none) is
+	// in force instead of refusing everything.
+	Fallback bool
+	// Err is, when unreachable, the network or server error of the last
+	// fetch.
+	Err error
+	// Size is how many bytes of robots.txt the last good fetch read,
+	// decoded; Truncated reports whether content past Options.MaxSize was
+	// ignored.
+	Size      int64
+	Truncated bool
+	// Delay is the least time between two requests to the origin: the
+	// transport's minimum raised by the crawler's Crawl-delay.
+	Delay time.Duration
+}
+
+// Robots returns the robots state of rawURL's origin, fetching its
+// robots.txt through the same cache as RoundTrip when it is not already
+// held, so that a crawler can read the sitemaps without a second request.
+func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return RobotsInfo{}, fmt.Errorf("robots: invalid URL: %w", err)
+	}
+	if !isHTTP(u.Scheme) {
+		return RobotsInfo{}, fmt.Errorf("robots: %q is not an http or https URL", u.Redacted())
+	}
+	key, err := originOf(u)
+	if err != nil {
+		return RobotsInfo{}, err
+	}
+	st, err := t.state(ctx, t.origins.get(key))
+	if err != nil {
+		return RobotsInfo{}, err
+	}
+	rules, _, fallback := st.rules(t.now(), t.fallbackAfter)
+	info := RobotsInfo{
+		Origin:     key,
+		Outcome:    st.rec.Outcome,
+		StatusCode: st.rec.Status,
+		Policy:     rules,
+		FetchedAt:  st.rec.FetchedAt,
+		Fallback:   fallback,
+		Delay:      t.delayFor(rules),
+	}
+	good := st.rec
+	if st.rec.Outcome == Unreachable {
+		info.RetryAt, info.UnreachableSince, info.Err = st.rec.RetryAt, st.rec.Since, st.err
+		good = record{}
+		if st.rec.Good != nil {
+			good = *st.rec.Good
+		}
+	} else {
+		info.Expires = st.rec.Expires
+	}
+	info.Size, info.Truncated = good.Size, good.Truncated
+	return info, nil
+}
+
+// logFetch records one robots.txt fetch of origin.
+func (t *Transport) logFetch(origin string, res fetchResult, st *state) {
+	attrs := []any{"origin", origin, "outcome", res.outcome.String(), "status", res.status, "url", res.url}
+	switch res.outcome {
+	case Unreachable:
+		attrs = append(attrs, "error", res.err, "failures", st.rec.Failures, "retryAt", st.rec.RetryAt)
+	case Unavailable:
+		if res.err != nil {
+			attrs = append(attrs, "reason", res.err)
+		}
+		attrs = append(attrs, "expires", st.rec.Expires)
+	case Parsed:
+		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.revalidated, "expires", st.rec.Expires)
+	}
+	t.logger.Info("robots: fetched robots.txt", attrs...)
+}

@@ -1,0 +1,175 @@
+package robots
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// errNoHost is returned for an http or https URL without a host.
+var errNoHost = errors.New("robots: URL has no host")
+
+// isHTTP reports whether scheme is one that robots.txt governs.
+func isHTTP(scheme string) bool {
+	return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+}
+
+// originOf returns the origin whose robots.txt governs u, as
+// scheme://host[:port]: RFC 9309 section 2.3 scopes a robots.txt file to
+// its scheme, host and port. The scheme and host are lower-cased, an
+// internationalised host is written in its ASCII (punycode) form and a
+// default port is dropped, so that every spelling of one origin shares one
+// robots.txt.
+func originOf(u *url.URL) (string, error) {
+	scheme := strings.ToLower(u.Scheme)
+	host := u.Hostname()
+	if host == "" {
+		return "", errNoHost
+	}
+	if strings.Contains(host, ":") {
+		// An IPv6 zone's "%" is escaped as a URL needs it.
+		host = "[" + strings.ReplaceAll(strings.ToLower(host), "%", "%25") + "]"
+	} else {
+		var err error
+		if host, err = asciiHost(host); err != nil {
+			return "", err
+		}
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return "", fmt.Errorf("robots: invalid port %q", p)
+		}
+		if !(scheme == "http" && n == 80 || scheme == "https" && n == 443) {
+			host += ":" + strconv.FormatUint(n, 10)
+		}
+	}
+	return scheme + "://" + host, nil
+}
+
+// asciiHost lower-cases host and writes each non-ASCII label as "xn--"
+// followed by its punycode (RFC 3492), the form DNS and the Host header
+// use (RFC 5891 section 4.4).
+func asciiHost(host string) (string, error) {
+	if !utf8.ValidString(host) {
+		return "", fmt.Errorf("robots: host %q is not valid UTF-8", host)
+	}
+	host = strings.ToLower(host)
+	if isASCII(host) {
+		return host, nil
+	}
+	labels := strings.Split(host, ".")
+	for i, l := range labels {
+		if isASCII(l) {
+			continue
+		}
+		enc, err := punycode(l)
+		if err != nil {
+			return "", fmt.Errorf("robots: host %q: %w", host, err)
+		}
+		labels[i] = "xn--" + enc
+	}
+	return strings.Join(labels, "."), nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// Punycode parameters, RFC 3492 section 5.
+const (
+	pcBase        = 36
+	pcTMin        = 1
+	pcTMax        = 26
+	pcSkew        = 38
+	pcDamp        = 700
+	pcInitialBias = 72
+	pcInitialN    = 128
+	// maxLabel is the longest DNS label (RFC 1035 section 2.3.4); it also
+	// keeps the encoder's arithmetic far from overflow.
+	maxLabel = 63
+)
+
+// punycode encodes one label (RFC 3492 section 6.3).
+func punycode(label string) (string, error) {
+	runes := []rune(label)
+	if len(runes) > maxLabel {
+		return "", errors.New("label longer than 63 characters")
+	}
+	out := make([]byte, 0, 2*len(runes))
+	for _, r := range runes {
+		if r < utf8.RuneSelf {
+			out = append(out, byte(r))
+		}
+	}
+	basic := len(out)
+	if basic > 0 {
+		out = append(out, '-')
+	}
+	n, delta, bias := rune(pcInitialN), 0, pcInitialBias
+	for h := basic; h < len(runes); {
+		m := rune(utf8.MaxRune + 1)
+		for _, r := range runes {
+			if r >= n && r < m {
+				m = r
+			}
+		}
+		delta += int(m-n) * (h + 1)
+		n = m
+		for _, r := range runes {
+			if r < n {
+				delta++
+			}
+			if r != n {
+				continue
+			}
+			q := delta
+			for k := pcBase; ; k += pcBase {
+				t := min(max(k-bias, pcTMin), pcTMax)
+				if q < t {
+					break
+				}
+				out = append(out, pcDigit(t+(q-t)%(pcBase-t)))
+				q = (q - t) / (pcBase - t)
+			}
+			out = append(out, pcDigit(q))
+			bias = pcAdapt(delta, h+1, h == basic)
+			delta = 0
+			h++
+		}
+		delta++
+		n++
+	}
+	return string(out), nil
+}
+
+func pcDigit(d int) byte {
+	if d < 26 {
+		return byte('a' + d)
+	}
+	return byte('0' + d - 26)
+}
+
+// pcAdapt is the bias adaptation function of RFC 3492 section 6.1.
+func pcAdapt(delta, points int, first bool) int {
+	if first {
+		delta /= pcDamp
+	} else {
+		delta /= 2
+	}
+	delta += delta / points
+	k := 0
+	for delta > ((pcBase-pcTMin)*pcTMax)/2 {
+		delta /= pcBase - pcTMin
+		k += pcBase
+	}
+	return k + (pcBase-pcTMin+1)*delta/(delta+pcSkew)
+}

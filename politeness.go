@@ -1,0 +1,131 @@
+package robots
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// delayFor returns the least time between two requests to an origin whose
+// rules in force are rules (nil when none): Options.MinDelay, raised by the
+// Crawl-delay of the crawler's groups up to Options.MaxCrawlDelay.
+// Crawl-delay is not part of RFC 9309; it paces requests and never decides
+// them.
+func (t *Transport) delayFor(rules *policy.Robots) time.Duration {
+	d := t.minDelay
+	if rules != nil && t.maxCrawlDelay > 0 {
+		if cd, ok := rules.CrawlDelay(t.tokens...); ok {
+			d = max(d, min(cd, t.maxCrawlDelay))
+		}
+	}
+	return d
+}
+
+// wait holds a request to o until its politeness slot: no sooner than delay
+// after the origin's previous request and not before a pause that a
+// Retry-After asked for. The slot is taken from a rate.Limiter at the
+// injected clock's time and the wait itself is Options.Sleep, so a test
+// drives both without real time passing. When ctx ends first the slot is
+// given back and ctx.Err() returned.
+func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration) error {
+	now := t.now()
+	o.mu.Lock()
+	switch {
+	case o.lim == nil:
+		o.lim = rate.NewLimiter(rate.Every(delay), 1)
+		o.delay = delay
+	case delay != o.delay:
+		o.lim.SetLimitAt(now, rate.Every(delay))
+		o.delay = delay
+	}
+	at := now
+	if o.pausedUntil.After(at) {
+		at = o.pausedUntil
+	}
+	r := o.lim.ReserveN(at, 1)
+	d := at.Sub(now) + r.DelayFrom(at)
+	o.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	if err := t.sleep(ctx, d); err != nil {
+		r.CancelAt(t.now())
+		t.stats.waited.Add(int64(min(max(t.now().Sub(now), 0), d)))
+		return err
+	}
+	t.stats.waited.Add(int64(d))
+	return nil
+}
+
+// pause stops requests to o for as long as a 429 or 503 response's
+// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff.
+func (t *Transport) pause(o *origin, resp *http.Response) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return
+	}
+	now := t.now()
+	d := min(retryAfter(resp.Header, now), t.maxBackoff)
+	if d <= 0 {
+		return
+	}
+	until := now.Add(d)
+	o.mu.Lock()
+	if until.After(o.pausedUntil) {
+		o.pausedUntil = until
+	}
+	o.mu.Unlock()
+	t.logger.Info("robots: origin paused", "origin", o.key, "status", resp.StatusCode, "until", until)
+}
+
+// retryAfter returns how long from now a Retry-After header asks to wait,
+// given in seconds or as an HTTP date, or 0 when there is none or it
+// cannot be read.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		n, err := strconv.ParseUint(v, 10, 63)
+		switch {
+		case err == nil && n <= uint64((1<<63-1)/time.Second):
+			return time.Duration(n) * time.Second
+		case err == nil || isDigits(v):
+			return time.Duration(1<<63 - 1)
+		}
+		return 0
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return max(at.Sub(now), 0)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sleep waits for d or until ctx is done, on a real timer: the default
+// Options.Sleep.
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
