@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/crawlkit/robots/internal/cases"
 	"github.com/crawlkit/robots/policy"
@@ -100,12 +102,21 @@ func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // writeDisagreement prints a failed case of the suite with the cases file
 // casesName and the robots.txt robotsName.
 func writeDisagreement(w io.Writer, casesName, robotsName string, r cases.Result) {
-	fmt.Fprintf(w, "%s:%d: %s %s: ", casesName, r.Line, r.Agent, r.URL)
+	fmt.Fprintf(w, "%s:%d: %s %s: ", casesName, r.Line, printable(r.Agent), printable(r.URL))
 	if r.Err != nil {
 		fmt.Fprintf(w, "expected %s, but the URL cannot be read: %v\n", verdict(r.Expected), r.Err)
 		return
 	}
 	fmt.Fprintf(w, "expected %s, got %s %s\n", verdict(r.Expected), verdict(r.Decision.Allowed), why(r.Decision, robotsName))
+}
+
+// printable returns s, quoted if it holds control characters (a CSV field
+// may hold a line break) so that each report stays on one line.
+func printable(s string) string {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 func verdict(allowed bool) string {

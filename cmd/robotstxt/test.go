@@ -86,20 +86,20 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // writeDecision prints one decision for people.
 func writeDecision(w io.Writer, d report.Decision, tokens []string, expect string) {
-	verdict := "DISALLOWED"
+	label := "DISALLOWED"
 	if d.Allowed {
-		verdict = "ALLOWED"
+		label = "ALLOWED"
 	}
-	fmt.Fprintf(w, "%-10s  %s", verdict, d.URL)
+	fmt.Fprintf(w, "%-10s  %s", label, printable(d.URL))
 	if d.Path != d.URL {
 		fmt.Fprintf(w, "  (matched as %s)", d.Path)
 	}
 	fmt.Fprintf(w, "\n  %s\n", explain(d, tokens))
-	for _, wn := range d.Warnings {
-		fmt.Fprintf(w, "  warning: line %d: %s\n", wn.Line, wn.Message)
-	}
 	if expect != "" && d.Allowed != (expect == "allowed") {
 		fmt.Fprintf(w, "  FAIL: expected %s\n", expect)
+	}
+	for _, wn := range d.Warnings {
+		fmt.Fprintf(w, "  warning: line %d: %s\n", wn.Line, wn.Message)
 	}
 }
 

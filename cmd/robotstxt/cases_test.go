@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// countCases counts the rows of every cases.csv under dir.
+func countCases(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "cases.csv" {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		n += len(rows) - 1 // the header
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCasesSuitesPass runs the conformance suites and the hand-written
+// extra suites of testdata/cli/extra: every case must pass.
+func TestCasesSuitesPass(t *testing.T) {
+	for _, dir := range []string{"../../testdata/conformance", "../../testdata/cli/extra"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			status, stdout, stderr := runCLI(t, "", "cases", dir)
+			want := fmt.Sprintf("%d passed, 0 failed\n", countCases(t, dir))
+			if status != 0 || stdout != want || stderr != "" {
+				t.Errorf("exit status %d, stderr %q, stdout:\n%s\nwant 0 and %q", status, stderr, stdout, want)
+			}
+		})
+	}
+}
+
+// failingOut is what cases prints for the suite in testdata/cli/failing.
+func failingOut(dir string) string {
+	csv, robots := dir+"/cases.csv", dir+"/robots.txt"
+	return csv + ":3: ExampleBot /private/open: expected disallowed, got allowed by Allow: /private/open at " + robots + ":3\n" +
+		csv + ":4: ExampleBot /public: expected disallowed, got allowed (no rule matched)\n" +
+		csv + ":5: ExampleBot ftp://example.com/x: expected allowed, but the URL cannot be read: policy: not a path or an http(s) URL\n" +
+		csv + ":6: ExampleBot /robots.txt: expected disallowed, got allowed (/robots.txt is always allowed)\n" +
+		csv + ":7: OtherBot /private: expected disallowed, got allowed (no group applies to this crawler)\n" +
+		"1 passed, 5 failed\n"
+}
+
+func TestCases(t *testing.T) {
+	const failing = "../../testdata/cli/failing"
+	empty := t.TempDir()
+	badCSV := filepath.Join(t.TempDir(), "cases.csv")
+	if err := os.WriteFile(badCSV, []byte("url,expected\n/x,allowed\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	multiline := t.TempDir()
+	for name, data := range map[string]string{
+		"robots.txt": "User-agent: *\nDisallow: /a\n",
+		"cases.csv":  "agent,url,expected\nAnyBot,\"/b\nc\",disallowed\n",
+	} {
+		if err := os.WriteFile(filepath.Join(multiline, name), []byte(data), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStatus int
+		wantOut    string
+		wantErr    []string
+	}{
+		{
+			name:       "every disagreement is printed, then the counts",
+			args:       []string{failing},
+			wantStatus: 1,
+			wantOut:    failingOut(failing),
+		},
+		{
+			name:       "-robots and -cases name one suite",
+			args:       []string{"-robots", failing + "/robots.txt", "-cases", failing + "/cases.csv"},
+			wantStatus: 1,
+			wantOut:    failingOut(failing),
+		},
+		{
+			name:       "suites of several directories add up",
+			args:       []string{failing, "../../testdata/conformance/url-forms"},
+			wantStatus: 1,
+			wantOut:    strings.Replace(failingOut(failing), "1 passed", fmt.Sprintf("%d passed", 1+countCases(t, "../../testdata/conformance/url-forms")), 1),
+		},
+		{
+			name:       "a URL with a line break is quoted to keep its report on one line",
+			args:       []string{multiline},
+			wantStatus: 1,
+			wantOut: filepath.Join(multiline, "cases.csv") + `:2: AnyBot "/b\nc": expected disallowed, got allowed (no rule matched)` + "\n" +
+				"0 passed, 1 failed\n",
+		},
+		{
+			name:       "a directory without suites is bad usage",
+			args:       []string{empty},
+			wantStatus: 2,
+			wantOut:    "0 passed, 0 failed\n",
+			wantErr:    []string{empty, "no folder holds both robots.txt and cases.csv"},
+		},
+		{
+			name:       "a missing directory is bad usage",
+			args:       []string{"../../testdata/cli/no-such-dir"},
+			wantStatus: 2,
+			wantOut:    "0 passed, 0 failed\n",
+			wantErr:    []string{"no-such-dir"},
+		},
+		{
+			name:       "a missing robots.txt is bad usage",
+			args:       []string{"-robots", "../../testdata/cli/no-such-file.txt", "-cases", failing + "/cases.csv"},
+			wantStatus: 2,
+			wantOut:    "0 passed, 0 failed\n",
+			wantErr:    []string{"no-such-file.txt"},
+		},
+		{
+			name:       "a cases file without the header is bad usage",
+			args:       []string{"-robots", failing + "/robots.txt", "-cases", badCSV},
+			wantStatus: 2,
+			wantOut:    "0 passed, 0 failed\n",
+			wantErr:    []string{badCSV, `no "agent" column`},
+		},
+		{
+			name:       "-robots needs -cases",
+			args:       []string{"-robots", failing + "/robots.txt"},
+			wantStatus: 2,
+			wantErr:    []string{"-robots and -cases go together", "usage: robotstxt cases"},
+		},
+		{
+			name:       "a suite is required",
+			wantStatus: 2,
+			wantErr:    []string{"no suite"},
+		},
+		{
+			name:       "an unknown flag is bad usage",
+			args:       []string{"-v", failing},
+			wantStatus: 2,
+			wantErr:    []string{"-v"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := runCLI(t, "", append([]string{"cases"}, tt.args...)...)
+			check(t, status, stdout, stderr, tt.wantStatus, nil, tt.wantErr)
+			if stdout != tt.wantOut {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.wantOut)
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// warned is a fixture with a warning on lines 1, 3, 4 and 5.
+const warned = "../../testdata/cli/warnings.txt"
+
+// clean is a fixture without warnings.
+const clean = "../../testdata/cli/failing/robots.txt"
+
+// lintLines returns the lines lint must print for the robots.txt data,
+// named name.
+func lintLines(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	var b strings.Builder
+	for _, w := range policy.Parse(data).Warnings() {
+		fmt.Fprintf(&b, "%s:%d: %s\n", name, w.Line, w.Message)
+	}
+	return b.String()
+}
+
+func TestLint(t *testing.T) {
+	warnedData, err := os.ReadFile(warned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnedOut := lintLines(t, warned, warnedData)
+	for _, line := range []int{1, 3, 4, 5} {
+		if !strings.Contains(warnedOut, fmt.Sprintf("%s:%d: ", warned, line)) {
+			t.Fatalf("fixture %s has no warning on line %d:\n%s", warned, line, warnedOut)
+		}
+	}
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		wantStatus int
+		wantOut    string
+		wantErr    []string
+	}{
+		{name: "every warning is FILE:LINE: message, and warnings fail", args: []string{warned}, wantStatus: 1, wantOut: warnedOut},
+		{name: "a clean file passes silently", args: []string{clean}},
+		{name: "files are linted in order", args: []string{clean, warned}, wantStatus: 1, wantOut: warnedOut},
+		{
+			name:    "- reads standard input",
+			stdin:   string(warnedData),
+			args:    []string{"-"},
+			wantOut: strings.ReplaceAll(warnedOut, warned+":", "<stdin>:"), wantStatus: 1,
+		},
+		{
+			name:       "a missing file is bad usage; the others are still linted",
+			args:       []string{"../../testdata/cli/no-such-file.txt", warned},
+			wantStatus: 2,
+			wantOut:    warnedOut,
+			wantErr:    []string{"no-such-file.txt"},
+		},
+		{name: "a file is required", wantStatus: 2, wantErr: []string{"no file to lint", "usage: robotstxt lint"}},
+		{name: "an unknown flag is bad usage", args: []string{"-strict", warned}, wantStatus: 2, wantErr: []string{"-strict"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := runCLI(t, tt.stdin, append([]string{"lint"}, tt.args...)...)
+			check(t, status, stdout, stderr, tt.wantStatus, nil, tt.wantErr)
+			if stdout != tt.wantOut {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.wantOut)
+			}
+		})
+	}
+}
+
+func TestLintJSON(t *testing.T) {
+	status, stdout, stderr := runCLI(t, "", "lint", "-json", warned, clean)
+	if status != 1 {
+		t.Errorf("exit status %d, want 1; stderr:\n%s", status, stderr)
+	}
+	var got []lintResult
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if len(got) != 2 || got[0].File != warned || got[1].File != clean {
+		t.Fatalf("got %+v, want one result per file, in order", got)
+	}
+	if len(got[0].Warnings) != 4 || got[0].Warnings[0].Line != 1 {
+		t.Errorf("warnings of %s: %+v, want 4 from line 1", warned, got[0].Warnings)
+	}
+	if !strings.Contains(stdout, `"warnings": []`) {
+		t.Errorf("a clean file's warnings should be an empty array, not null:\n%s", stdout)
+	}
+}
+
+// TestLintPastMaxSize checks that content past policy.MaxSize is reported
+// at its first line and not linted, as crawlers do not read it.
+func TestLintPastMaxSize(t *testing.T) {
+	const header = "User-agent: *\n"
+	rule := "Disallow: /" + strings.Repeat("a", 88) + "\n" // 100 bytes
+	data := header + strings.Repeat(rule, policy.MaxSize/len(rule)+10) + "Allow: nope\n"
+	name := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(name, []byte(data), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	firstIgnored := 1 + (policy.MaxSize-len(header))/len(rule) + 1
+
+	status, stdout, stderr := runCLI(t, "", "lint", name)
+	want := fmt.Sprintf("%s:%d: content past 500 KiB is ignored by crawlers\n", name, firstIgnored)
+	if status != 1 || stdout != want || stderr != "" {
+		t.Errorf("exit status %d, stdout %q, stderr %q; want 1 and %q", status, stdout, stderr, want)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/robots/internal/report"
+)
+
+// example is the policy most command tests read. Its lines:
+//
+//	 2-3   User-agent: *, Disallow: /
+//	 5-9   User-agent: ExampleBot, Disallow: /private, Allow: /private/open,
+//	       Disallow: /two words (warned: a space), Crawl-delay: 2
+//	11-12  User-agent: ExampleBot-News, Disallow: (warned: empty)
+const example = "../../testdata/cli/example.txt"
+
+func TestTest(t *testing.T) {
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		wantStatus int
+		wantOut    []string
+		wantErr    []string
+	}{
+		{
+			name: "a disallow names its rule, line, group and the group's warnings",
+			args: []string{"-robots", example, "-agent", "ExampleBot", "/private/x"},
+			wantOut: []string{"DISALLOWED  /private/x\n" +
+				"  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" +
+				"  warning: line 8: "},
+		},
+		{
+			name:    "the longer allow decides",
+			args:    []string{"-robots", example, "-agent", "ExampleBot", "/private/open/a"},
+			wantOut: []string{"ALLOWED     /private/open/a\n  by Allow: /private/open (line 7) in the group for ExampleBot (lines 5-9)\n"},
+		},
+		{
+			name:    "no matching rule is said",
+			args:    []string{"-robots", example, "-agent", "ExampleBot", "/public"},
+			wantOut: []string{"ALLOWED     /public\n  no rule matched in the group for ExampleBot (lines 5-9)\n"},
+		},
+		{
+			name:    "an unnamed crawler falls back to the * group",
+			args:    []string{"-robots", example, "-agent", "OtherBot", "/x"},
+			wantOut: []string{"DISALLOWED  /x\n  by Disallow: / (line 3) in the * group (lines 2-3), as no group names OtherBot\n"},
+		},
+		{
+			name:    "the first token with a group decides",
+			args:    []string{"-robots", example, "-agent", "ExampleBot-Image,ExampleBot", "/private"},
+			wantOut: []string{"by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)"},
+		},
+		{
+			name:    "repeated -agent flags keep their order",
+			args:    []string{"-robots", example, "-agent", "ExampleBot-News", "-agent", "ExampleBot", "/private"},
+			wantOut: []string{"ALLOWED     /private\n  no rule matched in the group for ExampleBot-News (lines 11-12)\n  warning: line 12: "},
+		},
+		{
+			name:    "a full User-Agent is read as its product token",
+			args:    []string{"-robots", example, "-agent", "ExampleBot/1.0 (+https://example.com/bot)", "/private"},
+			wantOut: []string{"in the group for ExampleBot (lines 5-9)"},
+			wantErr: []string{`read as its product token "ExampleBot"`},
+		},
+		{
+			name:    "an absolute URL shows the path it matched as",
+			args:    []string{"-robots", example, "-agent", "ExampleBot", "https://example.com:8443/private?x=1#top"},
+			wantOut: []string{"DISALLOWED  https://example.com:8443/private?x=1#top  (matched as /private?x=1)\n"},
+		},
+		{
+			name:    "robots.txt is always allowed",
+			args:    []string{"-robots", example, "-agent", "OtherBot", "/robots.txt"},
+			wantOut: []string{"ALLOWED     /robots.txt\n  /robots.txt is always allowed\n"},
+		},
+		{
+			name:    "no group applies without a * group",
+			stdin:   "User-agent: ExampleBot\nDisallow: /\n",
+			args:    []string{"-robots", "-", "-agent", "OtherBot", "/x"},
+			wantOut: []string{"ALLOWED     /x\n  no group applies: none names OtherBot and there is no * group\n"},
+		},
+		{
+			name:    "flags may follow the URLs",
+			args:    []string{"/private", "-robots", example, "/public", "-agent", "ExampleBot"},
+			wantOut: []string{"DISALLOWED  /private\n", "ALLOWED     /public\n"},
+		},
+		{
+			name:    "-expect passes when every URL agrees",
+			args:    []string{"-robots", example, "-agent", "ExampleBot", "-expect", "disallowed", "/private", "/private/x"},
+			wantOut: []string{"DISALLOWED  /private\n", "DISALLOWED  /private/x\n"},
+		},
+		{
+			name:       "-expect fails when a URL differs",
+			args:       []string{"-robots", example, "-agent", "ExampleBot", "-expect", "disallowed", "/private", "/public"},
+			wantStatus: 1,
+			wantOut:    []string{"ALLOWED     /public\n  no rule matched in the group for ExampleBot (lines 5-9)\n  FAIL: expected disallowed\n"},
+		},
+		{
+			name:       "a URL that is neither a path nor http(s) is bad usage; the others are still decided",
+			args:       []string{"-robots", example, "-agent", "ExampleBot", "/private", "ftp://example.com/x", "/public"},
+			wantStatus: 2,
+			wantOut:    []string{"DISALLOWED  /private\n", "ALLOWED     /public\n"},
+			wantErr:    []string{`"ftp://example.com/x"`, "not a path or an http(s) URL"},
+		},
+		{
+			name:       "-agent is required",
+			args:       []string{"-robots", example, "/x"},
+			wantStatus: 2,
+			wantErr:    []string{"-agent TOKEN is required", "usage: robotstxt test"},
+		},
+		{
+			name:       "-robots is required",
+			args:       []string{"-agent", "ExampleBot", "/x"},
+			wantStatus: 2,
+			wantErr:    []string{"-robots FILE is required"},
+		},
+		{
+			name:       "a URL is required",
+			args:       []string{"-robots", example, "-agent", "ExampleBot"},
+			wantStatus: 2,
+			wantErr:    []string{"no URL to test"},
+		},
+		{
+			name:       "a missing robots.txt is bad usage",
+			args:       []string{"-robots", "../../testdata/cli/no-such-file.txt", "-agent", "ExampleBot", "/x"},
+			wantStatus: 2,
+			wantErr:    []string{"no-such-file.txt"},
+		},
+		{
+			name:       "an unknown flag is bad usage",
+			args:       []string{"-robots", example, "-agent", "ExampleBot", "-verbose", "/x"},
+			wantStatus: 2,
+			wantErr:    []string{"-verbose", "usage: robotstxt test"},
+		},
+		{
+			name:       "-expect takes allowed or disallowed",
+			args:       []string{"-robots", example, "-agent", "ExampleBot", "-expect", "yes", "/x"},
+			wantStatus: 2,
+			wantErr:    []string{`-expect is "yes"`},
+		},
+		{
+			name:       "an agent without a product token is bad usage",
+			args:       []string{"-robots", example, "-agent", "/1.0", "/x"},
+			wantStatus: 2,
+			wantErr:    []string{"no product token"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := runCLI(t, tt.stdin, append([]string{"test"}, tt.args...)...)
+			check(t, status, stdout, stderr, tt.wantStatus, tt.wantOut, tt.wantErr)
+		})
+	}
+}
+
+func TestTestJSON(t *testing.T) {
+	status, stdout, stderr := runCLI(t, "", "test", "-json", "-robots", example, "-agent", "ExampleBot", "/private/x", "/public", "mailto:x")
+	if status != 2 {
+		t.Errorf("exit status %d, want 2 for the mailto: URL; stderr:\n%s", status, stderr)
+	}
+	var got []report.Decision
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not a JSON array of decisions: %v\n%s", err, stdout)
+	}
+	if len(got) != 3 {
+		t.Fatalf("got %d decisions, want 3", len(got))
+	}
+	t.Run("a rule decides", func(t *testing.T) {
+		d := got[0]
+		if d.URL != "/private/x" || d.Allowed || d.Token != "ExampleBot" {
+			t.Errorf("got url %q allowed %v token %q, want /private/x, false, ExampleBot", d.URL, d.Allowed, d.Token)
+		}
+		if d.Rule == nil || *d.Rule != (report.Rule{Type: "disallow", Pattern: "/private", Line: 6}) {
+			t.Errorf("rule %+v, want disallow /private on line 6", d.Rule)
+		}
+		if len(d.Groups) != 1 || d.Groups[0].Line != 5 || d.Groups[0].EndLine != 9 {
+			t.Errorf("groups %+v, want lines 5-9", d.Groups)
+		}
+		if len(d.Warnings) != 1 || d.Warnings[0].Line != 8 {
+			t.Errorf("warnings %+v, want the one on line 8", d.Warnings)
+		}
+	})
+	t.Run("no rule matches", func(t *testing.T) {
+		if d := got[1]; !d.Allowed || d.Rule != nil || d.Error != "" {
+			t.Errorf("got %+v, want allowed with no rule", d)
+		}
+	})
+	t.Run("a bad URL carries its error", func(t *testing.T) {
+		if d := got[2]; d.URL != "mailto:x" || !strings.Contains(d.Error, "not a path") {
+			t.Errorf("got %+v, want the mailto: URL with its error", d)
+		}
+	})
+}
