@@ -1,0 +1,163 @@
+package robots
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testClock is an injected clock: Sleep advances it instead of sleeping
+// and records each wait.
+type testClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits []time.Duration
+}
+
+func newClock() *testClock {
+	return &testClock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.waits = append(c.waits, d)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *testClock) Waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
+
+// site is one httptest server: /robots.txt is answered by a handler the
+// test sets, every other path with 200 and the path, and both are counted.
+type site struct {
+	*httptest.Server
+	robotsHits atomic.Int64
+	pageHits   atomic.Int64
+
+	mu     sync.Mutex
+	robots http.HandlerFunc
+	pages  http.HandlerFunc
+}
+
+func newSite(t *testing.T, robots http.HandlerFunc) *site {
+	t.Helper()
+	s := &site{robots: robots}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		robots, pages := s.robots, s.pages
+		s.mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			s.robotsHits.Add(1)
+			robots(w, r)
+			return
+		}
+		s.pageHits.Add(1)
+		if pages != nil {
+			pages(w, r)
+			return
+		}
+		io.WriteString(w, "page "+r.URL.RequestURI())
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// serve returns a handler answering with status and body.
+func serve(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+func (s *site) setRobots(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.robots = h
+	s.mu.Unlock()
+}
+
+func (s *site) setPages(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.pages = h
+	s.mu.Unlock()
+}
+
+// newTestTransport returns a transport on the test clock that does not
+// space requests unless a test asks for it.
+func newTestTransport(t *testing.T, c *testClock, opts Options) *Transport {
+	t.Helper()
+	if opts.UserAgent == "" {
+		opts.UserAgent = "ExampleBot/1.0"
+	}
+	if opts.MinDelay == 0 {
+		opts.MinDelay = -1
+	}
+	opts.Now, opts.Sleep = c.Now, c.Sleep
+	tr := NewTransport(nil, opts)
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// get sends a GET for path on s through tr and returns the response body
+// or the error.
+func get(t *testing.T, tr http.RoundTripper, url string) (string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), nil
+}
+
+// trackedBody is a request or response body that records its Close.
+type trackedBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func newTrackedBody(s string) *trackedBody { return &trackedBody{Reader: strings.NewReader(s)} }
+
+func (b *trackedBody) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+// rtFunc is a RoundTripper written as a function, for stub bases.
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -1,0 +1,330 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+const privateRobots = "User-agent: *\nDisallow: /private\n"
+
+// TestStatus2xxIsParsed checks the first row of the status table: a 2xx
+// robots.txt is parsed and its rules decide (RFC 9309 section 2.3.1.1).
+func TestStatus2xxIsParsed(t *testing.T) {
+	for _, code := range []int{200, 203} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			s := newSite(t, serve(code, privateRobots))
+			tr := newTestTransport(t, newClock(), Options{})
+			if body, err := get(t, tr, s.URL+"/public"); err != nil || body != "page /public" {
+				t.Fatalf("allowed page: %q, %v", body, err)
+			}
+			_, err := get(t, tr, s.URL+"/private/x")
+			var de *DisallowedError
+			if !errors.Is(err, ErrDisallowed) || !errors.As(err, &de) || de.Rule == nil || de.Rule.Pattern != "/private" {
+				t.Fatalf("disallowed page: %v", err)
+			}
+			if got := s.pageHits.Load(); got != 1 {
+				t.Errorf("%d page requests reached the server, want 1 (the refused one must not)", got)
+			}
+			if got := s.robotsHits.Load(); got != 1 {
+				t.Errorf("%d robots.txt fetches, want 1", got)
+			}
+			info, err := tr.Robots(context.Background(), s.URL)
+			if err != nil || info.Outcome != Parsed || info.StatusCode != code || info.Policy == nil {
+				t.Errorf("Robots = %+v, %v", info, err)
+			}
+		})
+	}
+}
+
+// TestStatusSizeLimit checks that only the first 500 KiB are read and
+// that the line straddling the limit is dropped (RFC 9309 section 2.5).
+func TestStatusSizeLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /early\n")
+	for b.Len() < policy.MaxSize-200 {
+		b.WriteString("# " + strings.Repeat("x", 60) + "\n")
+	}
+	b.WriteString("#" + strings.Repeat("x", policy.MaxSize-6-b.Len()-2) + "\n")
+	before := b.Len()
+	b.WriteString("Disallow: /cut\nDisallow: /past\n")
+	if before >= policy.MaxSize || before+len("Disallow: /cut\n") <= policy.MaxSize {
+		t.Fatalf("fixture: /cut line at %d does not straddle the limit", before)
+	}
+	s := newSite(t, serve(200, b.String()))
+	tr := newTestTransport(t, newClock(), Options{})
+	ctx := context.Background()
+	if err := tr.Check(ctx, s.URL+"/early"); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("/early (before the limit): %v, want refused", err)
+	}
+	for _, p := range []string{"/cut", "/past"} {
+		if err := tr.Check(ctx, s.URL+p); err != nil {
+			t.Errorf("%s (past the limit): %v, want allowed", p, err)
+		}
+	}
+	info, _ := tr.Robots(ctx, s.URL)
+	if !info.Truncated || info.Size != policy.MaxSize+1 {
+		t.Errorf("Truncated, Size = %v, %d; want true, %d", info.Truncated, info.Size, policy.MaxSize+1)
+	}
+}
+
+// countingBase counts the response body bytes read through it.
+func countingBase(n *atomic.Int64) http.RoundTripper {
+	return rtFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			resp.Body = &countingBody{ReadCloser: resp.Body, n: n}
+		}
+		return resp, err
+	})
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// TestStatusHugeBody checks that a 100 MB or endless robots.txt costs no
+// more than the size limit.
+func TestStatusHugeBody(t *testing.T) {
+	chunk := strings.Repeat("# padding padding padding padding padding padding\n", 1300)
+	for _, tc := range []struct {
+		name  string
+		total int // 0: endless
+	}{{"100 MB", 100 << 20}, {"never-ending", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if tc.total > 0 {
+					w.Header().Set("Content-Length", fmt.Sprint(tc.total))
+				}
+				n, _ := io.WriteString(w, privateRobots)
+				for tc.total == 0 || n < tc.total {
+					part := chunk
+					if tc.total > 0 && tc.total-n < len(part) {
+						part = part[:tc.total-n]
+					}
+					m, err := io.WriteString(w, part)
+					if err != nil {
+						return
+					}
+					n += m
+				}
+			})
+			var read atomic.Int64
+			c := newClock()
+			tr := NewTransport(countingBase(&read), Options{UserAgent: "ExampleBot", Now: c.Now, Sleep: c.Sleep})
+			if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("Check(/private) = %v, want refused by the rules read", err)
+			}
+			if got := read.Load(); got > policy.MaxSize+1 {
+				t.Errorf("read %d bytes of the body, want at most %d", got, policy.MaxSize+1)
+			}
+		})
+	}
+}
+
+// TestStatusTimeout checks that a robots.txt that does not arrive within
+// FetchTimeout, headers or body, is unreachable.
+func TestStatusTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"no headers", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }},
+		{"body stalls", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "User-agent: *\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, tc.handler)
+			tr := newTestTransport(t, newClock(), Options{FetchTimeout: 100 * time.Millisecond})
+			err := tr.Check(context.Background(), s.URL+"/page")
+			var de *DisallowedError
+			if !errors.As(err, &de) || !de.Unreachable || de.RetryAt.IsZero() {
+				t.Fatalf("Check = %v, want refused as unreachable", err)
+			}
+			if !strings.Contains(err.Error(), "no complete answer within 100ms") {
+				t.Errorf("error %q does not name the timeout", err)
+			}
+		})
+	}
+}
+
+// redirectServer serves /robots.txt as the first of hops redirects
+// /r1, /r2, ... with code, the last leading to final.
+func redirectServer(t *testing.T, code, hops int, final string, hits *atomic.Int64) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		n := 0
+		if r.URL.Path != "/robots.txt" {
+			fmt.Sscanf(r.URL.Path, "/r%d", &n)
+		}
+		switch {
+		case r.URL.Path == "/final":
+			io.WriteString(w, final)
+		case n < hops-1:
+			http.Redirect(w, r, fmt.Sprintf("/r%d", n+1), code)
+		default:
+			http.Redirect(w, r, "/final", code)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestStatus3xx checks that redirects are followed up to five hops and a
+// sixth, or a loop, makes the robots.txt unavailable (RFC 9309 section
+// 2.3.1.2).
+func TestStatus3xx(t *testing.T) {
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		t.Run(fmt.Sprintf("%d followed five times", code), func(t *testing.T) {
+			var hits atomic.Int64
+			srv := redirectServer(t, code, 5, privateRobots, &hits)
+			tr := newTestTransport(t, newClock(), Options{})
+			if err := tr.Check(context.Background(), srv.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("Check(/private) = %v, want refused by the rules after 5 redirects", err)
+			}
+			if hits.Load() != 6 {
+				t.Errorf("%d requests, want 6", hits.Load())
+			}
+		})
+	}
+	t.Run("sixth redirect is unavailable", func(t *testing.T) {
+		var hits atomic.Int64
+		srv := redirectServer(t, 301, 6, privateRobots, &hits)
+		tr := newTestTransport(t, newClock(), Options{})
+		if err := tr.Check(context.Background(), srv.URL+"/private"); err != nil {
+			t.Fatalf("Check(/private) = %v, want allowed (unavailable)", err)
+		}
+		info, _ := tr.Robots(context.Background(), srv.URL)
+		if info.Outcome != Unavailable || hits.Load() != 6 {
+			t.Errorf("outcome %v after %d requests, want unavailable after 6", info.Outcome, hits.Load())
+		}
+	})
+	t.Run("loop is unavailable", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.Redirect(w, r, "/again", http.StatusFound)
+				return
+			}
+			http.Redirect(w, r, "/robots.txt", http.StatusFound)
+		}))
+		t.Cleanup(srv.Close)
+		tr := newTestTransport(t, newClock(), Options{})
+		info, err := tr.Robots(context.Background(), srv.URL)
+		if err != nil || info.Outcome != Unavailable || tr.Check(context.Background(), srv.URL+"/x") != nil {
+			t.Errorf("Robots = %v, %v; want unavailable and allowed", info.Outcome, err)
+		}
+	})
+	t.Run("another origin's file governs the redirecting origin", func(t *testing.T) {
+		other := newSite(t, serve(200, privateRobots))
+		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/robots.txt", http.StatusMovedPermanently)
+		})
+		tr := newTestTransport(t, newClock(), Options{})
+		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("Check(/private) = %v, want refused by the redirect target's rules", err)
+		}
+	})
+	t.Run("redirect without Location is unavailable", func(t *testing.T) {
+		s := newSite(t, serve(302, privateRobots))
+		tr := newTestTransport(t, newClock(), Options{})
+		if err := tr.Check(context.Background(), s.URL+"/private"); err != nil {
+			t.Errorf("Check(/private) = %v, want allowed", err)
+		}
+	})
+}
+
+// TestStatus4xx checks that a 4xx other than 429 makes the robots.txt
+// unavailable: every request is allowed (RFC 9309 section 2.3.1.3).
+func TestStatus4xx(t *testing.T) {
+	for _, code := range []int{400, 401, 403, 404, 410, 451} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			s := newSite(t, serve(code, "User-agent: *\nDisallow: /\n"))
+			tr := newTestTransport(t, newClock(), Options{})
+			if body, err := get(t, tr, s.URL+"/private"); err != nil || body != "page /private" {
+				t.Fatalf("GET /private = %q, %v; want allowed", body, err)
+			}
+			info, _ := tr.Robots(context.Background(), s.URL)
+			if info.Outcome != Unavailable || info.StatusCode != code || info.Policy != nil {
+				t.Errorf("Robots = %v %d %v, want unavailable %d with no policy", info.Outcome, info.StatusCode, info.Policy, code)
+			}
+		})
+	}
+}
+
+// TestStatusUnreachable checks that 429, 5xx, network errors and broken
+// bodies refuse every request with a retry time (RFC 9309 section
+// 2.3.1.4).
+func TestStatusUnreachable(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	broken := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		io.WriteString(w, "User-agent: *\n")
+		w.(http.Flusher).Flush()
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		url     string // instead of the site
+	}{
+		{name: "429 counts as a server error", handler: serve(429, privateRobots)},
+		{name: "500", handler: serve(500, privateRobots)},
+		{name: "503", handler: serve(503, privateRobots)},
+		{name: "599", handler: serve(599, privateRobots)},
+		{name: "network error", url: closed.URL},
+		{name: "broken body", handler: broken},
+		{name: "undecodable gzip", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, "not gzip at all")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := tc.url
+			var s *site
+			if base == "" {
+				s = newSite(t, tc.handler)
+				base = s.URL
+			}
+			c := newClock()
+			tr := newTestTransport(t, c, Options{})
+			_, err := get(t, tr, base+"/public")
+			var de *DisallowedError
+			if !errors.Is(err, ErrDisallowed) || !errors.As(err, &de) || !de.Unreachable || de.Rule != nil {
+				t.Fatalf("GET /public = %v, want refused as unreachable", err)
+			}
+			if want := c.Now().Add(DefaultMinBackoff); !de.RetryAt.Equal(want) {
+				t.Errorf("RetryAt = %v, want %v", de.RetryAt, want)
+			}
+			if s != nil && s.pageHits.Load() != 0 {
+				t.Errorf("the refused request reached the server")
+			}
+			info, _ := tr.Robots(context.Background(), base)
+			if info.Outcome != Unreachable || info.Err == nil || info.Policy != nil {
+				t.Errorf("Robots = %v, err %v, policy %v; want unreachable with an error", info.Outcome, info.Err, info.Policy)
+			}
+		})
+	}
+}
