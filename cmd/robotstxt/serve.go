@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,46 +13,66 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots/internal/explorer"
+	"github.com/crawlkit/robots/policy"
 )
 
-// runServe runs "robotstxt serve": the explorer page on a local address
-// until interrupted.
+const serveSynopsis = "usage: robotstxt serve [-addr HOST:PORT] [-robots FILE]\n"
+
+const serveHelp = `Serve runs the explorer until interrupted: a page where you edit a
+robots.txt, name your crawler and list URLs, and see for each URL whether
+it may be fetched, the rule that decides it and that rule's line in the
+file. It binds to loopback unless -addr says otherwise.
+
+Exit status: 0 after an interrupt, 1 when the server cannot listen or
+fails, 2 for bad usage or a file that cannot be read.
+`
+
+// Timeouts of the explorer's server. Writing allows for a live robots.txt
+// fetch, which the fetcher bounds at robots.DefaultFetchTimeout.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 90 * time.Second
+	idleTimeout       = 2 * time.Minute
+	shutdownTimeout   = 5 * time.Second
+)
+
+// runServe runs "robotstxt serve" until an interrupt or SIGTERM.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	addr := fl.String("addr", "127.0.0.1:8080", "address to listen on; loopback unless told otherwise")
-	file := fl.String("robots", "", "robots.txt `FILE` the page starts with")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: robotstxt serve [-addr HOST:PORT] [-robots FILE]")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "robotstxt serve: unexpected argument %q\n", fl.Arg(0))
-		fl.Usage()
-		return 2
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr)
+}
+
+// serveUntil runs "robotstxt serve" until ctx is done.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := newCommand("serve", serveSynopsis, serveHelp, stdout, stderr)
+	addr := cmd.fl.String("addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
+	file := cmd.fl.String("robots", "", "robots.txt `FILE` the page starts with (default: an example)")
+	rest, status, done := cmd.parse(args)
+	switch {
+	case done:
+		return status
+	case len(rest) > 0:
+		return cmd.usageError("unexpected argument %q", rest[0])
 	}
 	var opts explorer.Options
 	if *file != "" {
-		data, err := os.ReadFile(*file)
+		text, cut, err := readRobotsText(*file)
 		if err != nil {
 			fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
-			return 1
+			return 2
 		}
-		opts.Robots, opts.Source = string(data), *file
+		if cut {
+			fmt.Fprintf(stderr, "robotstxt serve: warning: %s: %s; the page starts with the rest\n", *file, cutMessage)
+		}
+		opts.Robots, opts.Source = text, *file
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	fmt.Fprintf(stdout, "robotstxt explorer listening on http://%s/\n", ln.Addr())
 	if err := serve(ctx, ln, explorer.New(opts)); err != nil {
 		fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
@@ -62,14 +81,37 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// serve serves h on ln until ctx is done, then shuts down gracefully.
+// readRobotsText reads the robots.txt file name as a crawler does: the
+// first policy.MaxSize bytes, cut back to a line end. It reports whether
+// anything past them was left out, reading at most two bytes more (the
+// second for a CRLF that the cut split).
+func readRobotsText(name string) (text string, cut bool, err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, policy.MaxSize+2))
+	if err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	kept := policy.Truncate(data, policy.MaxSize)
+	rest := data[len(kept):]
+	if len(kept) > 0 && kept[len(kept)-1] == '\r' && len(rest) > 0 && rest[0] == '\n' {
+		rest = rest[1:]
+	}
+	return string(kept), len(rest) > 0, nil
+}
+
+// serve serves h on ln until ctx is done, then lets requests in flight
+// finish for shutdownTimeout before closing what is left.
 func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -78,7 +120,13 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -13,6 +13,7 @@
 package explorer
 
 import (
+	"cmp"
 	"embed"
 	"net/http"
 )
@@ -29,11 +30,19 @@ type Options struct {
 	// Source names where Robots came from, such as a file name, for the page
 	// to show. If empty, none is shown.
 	Source string
+	// UserAgent is sent with live robots.txt fetches. If empty,
+	// DefaultUserAgent is used.
+	UserAgent string
+	// Transport carries live robots.txt fetches, under the project's
+	// fetcher. If nil, http.DefaultTransport is used.
+	Transport http.RoundTripper
 }
 
 // handler serves the page and its API. It is safe for concurrent use.
 type handler struct {
-	start startResponse
+	start     startResponse
+	userAgent string
+	transport http.RoundTripper
 }
 
 // startResponse is the answer to GET /api/start.
@@ -47,12 +56,19 @@ type startResponse struct {
 // New returns the explorer's handler: the page at "/", its assets under
 // "/assets/", and the JSON API under "/api/".
 func New(opts Options) http.Handler {
-	h := &handler{start: startResponse{
-		Robots: opts.Robots,
-		Source: opts.Source,
-		Agents: []string{"Googlebot"},
-		URLs:   []string{"/"},
-	}}
+	h := &handler{
+		start: startResponse{
+			Robots: opts.Robots,
+			Source: opts.Source,
+			Agents: []string{"Googlebot"},
+			URLs:   []string{"/"},
+		},
+		userAgent: cmp.Or(opts.UserAgent, DefaultUserAgent),
+		transport: opts.Transport,
+	}
+	if h.transport == nil {
+		h.transport = http.DefaultTransport
+	}
 	if opts.Robots == "" && opts.Source == "" {
 		example, _ := assets.ReadFile("assets/example.txt") // part of the build
 		h.start = startResponse{
@@ -78,5 +94,6 @@ func New(opts Options) http.Handler {
 	})
 	mux.HandleFunc("POST /api/decide", h.decide)
 	mux.HandleFunc("POST /api/lint", h.lint)
+	mux.HandleFunc("POST /api/fetch", h.fetch)
 	return mux
 }

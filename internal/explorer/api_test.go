@@ -1,0 +1,287 @@
+package explorer
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/robots/internal/report"
+	"github.com/crawlkit/robots/policy"
+)
+
+const shop = `User-agent: *
+Disallow: /cart
+
+User-agent: Googlebot
+Disallow: /private/
+Allow: /private/press
+Dissallow: /tmp/
+`
+
+func newServer(t *testing.T, opts Options) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(New(opts))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// post sends body as JSON to path and returns the status and the decoded
+// answer.
+func post(t *testing.T, srv *httptest.Server, path, body string, out any) int {
+	t.Helper()
+	resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type = %q, want JSON", ct)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("decoding the answer: %v", err)
+	}
+	return resp.StatusCode
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestDecide(t *testing.T) {
+	srv := newServer(t, Options{})
+	body := mustJSON(t, decideRequest{
+		Robots: shop,
+		Agents: []string{"Googlebot-News", "Googlebot"},
+		URLs:   []string{"/private/a", "https://shop.example/private/press/kit", "/cart", "/tmp/x"},
+	})
+	var got decideResponse
+	if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK {
+		t.Fatalf("status = %d (%s), want 200", status, got.Error)
+	}
+	if got.Lines != 7 || got.Token != "Googlebot" {
+		t.Errorf("lines, token = %d, %q; want 7, Googlebot", got.Lines, got.Token)
+	}
+	wantSelected := []report.Group{{Agents: []string{"Googlebot"}, Line: 4, EndLine: 7}}
+	if mustJSON(t, got.Selected) != mustJSON(t, wantSelected) {
+		t.Errorf("selected = %+v, want %+v", got.Selected, wantSelected)
+	}
+	if len(got.Groups) != 2 || len(got.Warnings) != 1 || got.Warnings[0].Line != 7 {
+		t.Errorf("groups = %+v, warnings = %+v; want 2 groups and a warning on line 7", got.Groups, got.Warnings)
+	}
+	rb := policy.Parse([]byte(shop))
+	for i, u := range []string{"/private/a", "https://shop.example/private/press/kit", "/cart", "/tmp/x"} {
+		// The API's decisions are the report's, shared with the CLI's -json.
+		want := report.Decide(rb, u, "Googlebot-News", "Googlebot")
+		if i >= len(got.Decisions) || mustJSON(t, got.Decisions[i]) != mustJSON(t, want) {
+			t.Errorf("decision %d = %+v, want %+v", i, got.Decisions, want)
+		}
+	}
+	wantLines := []int{5, 6, 0, 7} // /cart: no rule of the Googlebot group matches
+	for i, d := range got.Decisions {
+		line := 0
+		if d.Rule != nil {
+			line = d.Rule.Line
+		}
+		if line != wantLines[i] {
+			t.Errorf("%s decided by line %d, want %d", d.URL, line, wantLines[i])
+		}
+	}
+}
+
+func TestDecideFallbackAndNoGroup(t *testing.T) {
+	srv := newServer(t, Options{})
+	tests := []struct {
+		name, robots string
+		agents       []string
+		token        string
+		selected     int
+	}{
+		{"star group applies when no group names the token", shop, []string{"Bingbot"}, "*", 1},
+		{"no token selects the star group", shop, nil, "*", 1},
+		{"no group applies without a matching or star group", "User-agent: a\nDisallow: /\n", []string{"b"}, "", 0},
+		{"empty file has no group", "", []string{"b"}, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got decideResponse
+			body := mustJSON(t, decideRequest{Robots: tt.robots, Agents: tt.agents, URLs: []string{"/"}})
+			if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK {
+				t.Fatalf("status = %d (%s)", status, got.Error)
+			}
+			if got.Token != tt.token || len(got.Selected) != tt.selected || got.Selected == nil {
+				t.Errorf("token %q, selected %v; want %q and %d groups", got.Token, got.Selected, tt.token, tt.selected)
+			}
+		})
+	}
+}
+
+func TestLint(t *testing.T) {
+	srv := newServer(t, Options{})
+	var got fileReport
+	if status := post(t, srv, "/api/lint", mustJSON(t, map[string]string{"robots": shop}), &got); status != http.StatusOK {
+		t.Fatalf("status = %d", status)
+	}
+	rb := policy.Parse([]byte(shop))
+	want := fileReport{Lines: rb.Lines(), Warnings: report.Warnings(rb), Groups: report.Groups(rb)}
+	if mustJSON(t, got) != mustJSON(t, want) {
+		t.Errorf("lint = %+v, want %+v", got, want)
+	}
+}
+
+// TestBadInput checks that every kind of bad input gets a 4xx with a
+// message that says what was wrong, never a 500.
+func TestBadInput(t *testing.T) {
+	srv := newServer(t, Options{})
+	longURL := "/" + strings.Repeat("a", MaxURLLen)
+	tests := []struct {
+		name        string
+		path        string
+		contentType string
+		body        string
+		status      int
+		want        string // in the error message
+	}{
+		{"malformed JSON", "/api/decide", "application/json", `{"robots": "x",`, 400, "malformed JSON"},
+		{"syntax error names its byte", "/api/decide", "application/json", `{"robots" "x"}`, 400, "at byte 11"},
+		{"empty body", "/api/decide", "application/json", ``, 400, "empty body"},
+		{"two JSON values", "/api/decide", "application/json", `{} {}`, 400, "after the JSON object"},
+		{"unknown field", "/api/decide", "application/json", `{"agent": "x"}`, 400, `unknown field "agent"`},
+		{"wrong type", "/api/decide", "application/json", `{"urls": "/a"}`, 400, `"urls" should be a list of strings, not a string`},
+		{"not an object", "/api/lint", "application/json", `[1]`, 400, "the body should be an object, not an array"},
+		{"file over 500 KiB", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{Robots: strings.Repeat("#\n", policy.MaxSize/2+1)}), 413, "only the first 500 KiB"},
+		{"file over 500 KiB to lint", "/api/lint", "application/json",
+			mustJSON(t, map[string]string{"robots": strings.Repeat("#", policy.MaxSize+1)}), 413, "501 KiB"},
+		{"body over the limit", "/api/decide", "application/json",
+			`{"robots": "` + strings.Repeat("#", MaxBody) + `"}`, 413, "request body over 4 MiB"},
+		{"URL over 8 KiB", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{URLs: []string{"/a", longURL}}), 400, "URL 2 is 8193 bytes long; the limit is 8 KiB"},
+		{"URL neither path nor http(s)", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{URLs: []string{"/a", "example.com/x"}}), 400, `"example.com/x" is neither a path`},
+		{"ftp URL", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{URLs: []string{"ftp://example.com/x"}}), 400, `"ftp://example.com/x"`},
+		{"too many URLs", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{URLs: make([]string, MaxURLs+1)}), 400, "the limit is 1000"},
+		{"product token with a version", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{Agents: []string{"Googlebot/2.1"}}), 400, `product token "Googlebot/2.1"`},
+		{"empty product token", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{Agents: []string{""}}), 400, `product token ""`},
+		{"too many product tokens", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{Agents: make([]string, MaxAgents+1)}), 400, "the limit is 20"},
+		{"form post is refused", "/api/decide", "application/x-www-form-urlencoded", `robots=x`, 415, "send application/json"},
+		{"no content type", "/api/lint", "", `{}`, 415, "no content type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got errorResponse
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+				t.Fatalf("decoding the answer: %v", err)
+			}
+			if resp.StatusCode != tt.status || !strings.Contains(got.Error, tt.want) {
+				t.Errorf("got %d %q, want %d with %q", resp.StatusCode, got.Error, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecideBadURLStillDecidesTheOthers(t *testing.T) {
+	srv := newServer(t, Options{})
+	var got decideResponse
+	body := mustJSON(t, decideRequest{Robots: shop, URLs: []string{"/cart", "cart", "/ok"}})
+	if status := post(t, srv, "/api/decide", body, &got); status != http.StatusBadRequest {
+		t.Fatalf("status = %d, want 400", status)
+	}
+	if len(got.Decisions) != 3 || got.Decisions[0].Allowed || got.Decisions[1].Error == "" || !got.Decisions[2].Allowed {
+		t.Errorf("decisions = %+v, want /cart refused, cart unreadable, /ok allowed", got.Decisions)
+	}
+}
+
+func TestDecideAtTheSizeLimit(t *testing.T) {
+	srv := newServer(t, Options{})
+	robots := "User-agent: *\nDisallow: /\n"
+	robots += strings.Repeat("#", policy.MaxSize-len(robots))
+	var got decideResponse
+	if status := post(t, srv, "/api/decide", mustJSON(t, decideRequest{Robots: robots, URLs: []string{"/x"}}), &got); status != http.StatusOK {
+		t.Fatalf("a file of exactly %d bytes: status %d (%s), want 200", policy.MaxSize, status, got.Error)
+	}
+	if got.Decisions[0].Allowed {
+		t.Errorf("/x allowed, want refused by line 2")
+	}
+}
+
+func TestStartAndPage(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   Options
+		robots string
+		source string
+	}{
+		{"zero options start with the example", Options{}, "User-agent: Googlebot\n", "example"},
+		{"given file", Options{Robots: "User-agent: x\nDisallow: /\n", Source: "robots.txt"}, "User-agent: x\n", "robots.txt"},
+		{"given empty file", Options{Source: "empty.txt"}, "", "empty.txt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, tt.opts)
+			resp, err := srv.Client().Get(srv.URL + "/api/start")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got startResponse
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(got.Robots, tt.robots) || got.Source != tt.source || len(got.Agents) == 0 || len(got.URLs) == 0 {
+				t.Errorf("start = %+v, want robots with %q from %q, agents and URLs", got, tt.robots, tt.source)
+			}
+		})
+	}
+
+	srv := newServer(t, Options{})
+	pages := []struct {
+		path, contentType, want string
+		status                  int
+	}{
+		{"/", "text/html", `<textarea id="robots"`, 200},
+		{"/assets/app.js", "text/javascript", `"/api/decide"`, 200},
+		{"/assets/style.css", "text/css", ".hl-disallow", 200},
+		{"/nothing", "text/plain", "404 page not found", 404},
+	}
+	for _, p := range pages {
+		t.Run("serves "+p.path, func(t *testing.T) {
+			resp, err := srv.Client().Get(srv.URL + p.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != p.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), p.contentType) || !strings.Contains(string(body), p.want) {
+				t.Errorf("GET %s = %d %s, want %d %s with %q", p.path, resp.StatusCode, resp.Header.Get("Content-Type"), p.status, p.contentType, p.want)
+			}
+		})
+	}
+}
