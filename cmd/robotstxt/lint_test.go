@@ -63,6 +63,7 @@ func TestLint(t *testing.T) {
 			wantOut:    warnedOut,
 			wantErr:    []string{"no-such-file.txt"},
 		},
+		{name: "a directory is bad usage", args: []string{"../../testdata/cli"}, wantStatus: 2, wantErr: []string{"testdata/cli"}},
 		{name: "a file is required", wantStatus: 2, wantErr: []string{"no file to lint", "usage: robotstxt lint"}},
 		{name: "an unknown flag is bad usage", args: []string{"-strict", warned}, wantStatus: 2, wantErr: []string{"-strict"}},
 	}

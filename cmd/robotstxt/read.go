@@ -49,7 +49,11 @@ func loadRobots(name string, stdin io.Reader) (robotsFile, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(r, policy.MaxSize+2))
 	if err != nil {
-		return f, fmt.Errorf("reading %s: %w", f.name, err)
+		// A file's errors name it already; stdin's do not.
+		if name == "-" {
+			err = fmt.Errorf("reading standard input: %w", err)
+		}
+		return f, err
 	}
 	kept := policy.Truncate(data, policy.MaxSize)
 	rest := data[len(kept):]
@@ -81,16 +85,32 @@ func loadCases(name string) ([]cases.Case, error) {
 		return nil, err
 	}
 	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, maxCasesSize+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	case len(data) > maxCasesSize:
+	// A regular file's size tells at once; a pipe or device must be read.
+	if info, err := file.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > maxCasesSize {
 		return nil, fmt.Errorf("%s: %w", name, errTooLarge)
+	}
+	data, err := readCapped(file, maxCasesSize)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	cs, err := cases.Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cs, nil
+}
+
+// readCapped reads r to its end, failing with errTooLarge after limit bytes.
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case int64(len(data)) > limit:
+		return nil, errTooLarge
+	}
+	return data, nil
 }

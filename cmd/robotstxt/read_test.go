@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/crawlkit/robots/policy"
 )
@@ -66,10 +68,40 @@ func TestLoadRobotsEndless(t *testing.T) {
 	}
 }
 
-func TestLoadRobotsMissing(t *testing.T) {
-	_, err := loadRobots(filepath.Join(t.TempDir(), "robots.txt"), nil)
-	if !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("got %v, want a not-exist error", err)
+func TestLoadRobotsErrors(t *testing.T) {
+	t.Run("a missing file", func(t *testing.T) {
+		_, err := loadRobots(filepath.Join(t.TempDir(), "robots.txt"), nil)
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("got %v, want a not-exist error", err)
+		}
+	})
+	t.Run("a failing standard input is named", func(t *testing.T) {
+		broken := errors.New("broken pipe")
+		_, err := loadRobots("-", iotest.ErrReader(broken))
+		if !errors.Is(err, broken) || !strings.Contains(err.Error(), "standard input") {
+			t.Errorf("got %v, want the read error, naming standard input", err)
+		}
+	})
+}
+
+func TestReadCapped(t *testing.T) {
+	tests := []struct {
+		name    string
+		r       io.Reader
+		wantLen int
+		wantErr error
+	}{
+		{"input up to the limit is read", strings.NewReader("0123456789"), 10, nil},
+		{"input past the limit is refused", strings.NewReader("0123456789x"), 0, errTooLarge},
+		{"endless input is refused", zeros{}, 0, errTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := readCapped(tt.r, 10)
+			if !errors.Is(err, tt.wantErr) || len(data) != tt.wantLen {
+				t.Errorf("read %d bytes, error %v; want %d, %v", len(data), err, tt.wantLen, tt.wantErr)
+			}
+		})
 	}
 }
 
