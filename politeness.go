@@ -49,7 +49,9 @@ func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration) er
 		at = o.pausedUntil
 	}
 	r := o.lim.ReserveN(at, 1)
-	d := at.Sub(now) + r.DelayFrom(at)
+	// The limiter counts tokens in floating point, which leaves delays a
+	// nanosecond off (2.999999999s for 3s); no timer is that precise.
+	d := (at.Sub(now) + r.DelayFrom(at)).Round(time.Millisecond)
 	o.mu.Unlock()
 	if d <= 0 {
 		return nil

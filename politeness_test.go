@@ -1,0 +1,165 @@
+package robots
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPoliteness checks the spacing of requests to one origin: the
+// minimum delay, raised by Crawl-delay up to its cap, measured on the
+// injected clock.
+func TestPoliteness(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		robots  string
+		opts    Options
+		waits   []time.Duration // of the second and third requests
+		elapsed time.Duration   // between the requests, on the clock
+	}{
+		{name: "default minimum delay", robots: privateRobots, opts: Options{MinDelay: 0},
+			waits: []time.Duration{time.Second, time.Second}},
+		{name: "configured minimum delay", robots: privateRobots, opts: Options{MinDelay: 3 * time.Second},
+			waits: []time.Duration{3 * time.Second, 3 * time.Second}},
+		{name: "negative minimum delay means none", robots: privateRobots, opts: Options{MinDelay: -1}},
+		{name: "Crawl-delay raises the delay", robots: "User-agent: *\nCrawl-delay: 5\n", opts: Options{MinDelay: -1},
+			waits: []time.Duration{5 * time.Second, 5 * time.Second}},
+		{name: "Crawl-delay below the minimum does not lower it", robots: "User-agent: *\nCrawl-delay: 1\n", opts: Options{MinDelay: 2 * time.Second},
+			waits: []time.Duration{2 * time.Second, 2 * time.Second}},
+		{name: "Crawl-delay capped", robots: "User-agent: *\nCrawl-delay: 3600\n", opts: Options{MinDelay: -1, MaxCrawlDelay: 10 * time.Second},
+			waits: []time.Duration{10 * time.Second, 10 * time.Second}},
+		{name: "Crawl-delay ignored", robots: "User-agent: *\nCrawl-delay: 5\n", opts: Options{MinDelay: -1, MaxCrawlDelay: -1}},
+		{name: "Crawl-delay of another group ignored", robots: "User-agent: OtherBot\nCrawl-delay: 5\n", opts: Options{MinDelay: -1}},
+		{name: "time already passed counts", robots: "User-agent: *\nCrawl-delay: 5\n", opts: Options{MinDelay: -1},
+			elapsed: 2 * time.Second, waits: []time.Duration{3 * time.Second, 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, serve(200, tc.robots))
+			c := newClock()
+			opts := tc.opts
+			opts.UserAgent, opts.Now, opts.Sleep = "ExampleBot", c.Now, c.Sleep
+			tr := NewTransport(nil, opts)
+			t.Cleanup(tr.CloseIdleConnections)
+			for i := range 3 {
+				if _, err := get(t, tr, s.URL+fmt.Sprintf("/page%d", i)); err != nil {
+					t.Fatal(err)
+				}
+				c.Advance(tc.elapsed)
+			}
+			if got := c.Waits(); !slices.Equal(got, tc.waits) {
+				t.Errorf("waits %v, want %v", got, tc.waits)
+			}
+			var total time.Duration
+			for _, w := range tc.waits {
+				total += w
+			}
+			if got := tr.Stats().Waited; got != total {
+				t.Errorf("Stats().Waited = %v, want %v", got, total)
+			}
+		})
+	}
+}
+
+// TestRetryAfterPauses checks that a 429 or 503 with Retry-After, in
+// seconds or as an HTTP date, pauses the origin.
+func TestRetryAfterPauses(t *testing.T) {
+	start := newClock().Now()
+	for _, tc := range []struct {
+		name, retryAfter string
+		status           int
+		want             time.Duration
+	}{
+		{"503 seconds", "120", 503, 120 * time.Second},
+		{"429 seconds", "30", 429, 30 * time.Second},
+		{"HTTP date", start.Add(10 * time.Minute).Format(http.TimeFormat), 503, 10 * time.Minute},
+		{"date in the past", start.Add(-time.Hour).Format(http.TimeFormat), 503, 0},
+		{"capped at MaxBackoff", "999999999", 503, DefaultMaxBackoff},
+		{"unreadable", "soon", 503, 0},
+		{"other status", "120", 500, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, serve(200, ""))
+			var answered atomic.Bool
+			s.setPages(func(w http.ResponseWriter, r *http.Request) {
+				if !answered.Swap(true) {
+					w.Header().Set("Retry-After", tc.retryAfter)
+					w.WriteHeader(tc.status)
+				}
+			})
+			c := newClock()
+			tr := newTestTransport(t, c, Options{})
+			for range 2 {
+				if _, err := get(t, tr, s.URL+"/page"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var waits []time.Duration
+			if tc.want > 0 {
+				waits = []time.Duration{tc.want}
+			}
+			if got := c.Waits(); !slices.Equal(got, waits) {
+				t.Errorf("waits %v, want %v", got, waits)
+			}
+		})
+	}
+}
+
+// TestWaitHonoursContext checks that a request waiting for its slot on
+// the real timer returns its context's error when the context ends, and
+// gives the slot back.
+func TestWaitHonoursContext(t *testing.T) {
+	s := newSite(t, serve(200, ""))
+	tr := NewTransport(nil, Options{MinDelay: time.Hour})
+	t.Cleanup(tr.CloseIdleConnections)
+	if _, err := get(t, tr, s.URL+"/first"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/second", nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(req)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != context.DeadlineExceeded {
+			t.Errorf("RoundTrip = %v, want context.DeadlineExceeded itself", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wait ignored its context")
+	}
+	if s.pageHits.Load() != 1 {
+		t.Errorf("%d pages requested, want 1", s.pageHits.Load())
+	}
+	if w := tr.Stats().Waited; w <= 0 || w > time.Hour {
+		t.Errorf("Waited = %v, want the time spent before the cancel", w)
+	}
+}
+
+// TestRetryAfterParse checks the reading of Retry-After values.
+func TestRetryAfterParse(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0", 0},
+		{" 5 ", 5 * time.Second},
+		{"99999999999999999999", 1<<63 - 1},
+		{"-5", 0},
+		{"5s", 0},
+		{"Sat, 01 Mar 2025 12:01:00 GMT", time.Minute},
+		{"Saturday, 01-Mar-25 12:01:00 GMT", time.Minute},
+	} {
+		if got := retryAfter(http.Header{"Retry-After": {tc.in}}, now); got != tc.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
