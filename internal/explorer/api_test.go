@@ -178,6 +178,7 @@ func TestBadInput(t *testing.T) {
 			mustJSON(t, decideRequest{Agents: make([]string, MaxAgents+1)}), 400, "the limit is 20"},
 		{"form post is refused", "/api/decide", "application/x-www-form-urlencoded", `robots=x`, 415, "send application/json"},
 		{"no content type", "/api/lint", "", `{}`, 415, "no content type"},
+		{"unknown field to fetch", "/api/fetch", "application/json", `{"url": "https://example.com"}`, 400, `unknown field "url"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,6 +268,7 @@ func TestStartAndPage(t *testing.T) {
 		{"/assets/app.js", "text/javascript", `"/api/decide"`, 200},
 		{"/assets/style.css", "text/css", ".hl-disallow", 200},
 		{"/nothing", "text/plain", "404 page not found", 404},
+		{"/api/decide", "text/plain", "Method Not Allowed", 405},
 	}
 	for _, p := range pages {
 		t.Run("serves "+p.path, func(t *testing.T) {

@@ -3,6 +3,7 @@ package explorer
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -199,6 +200,42 @@ func TestBrowser(t *testing.T) {
 		}
 		if l.Warnings != 1 || l.InGroup != "" {
 			t.Errorf("line 7 = %+v, want one warning and no selected group", l)
+		}
+	})
+
+	t.Run("live fetch fills the editor and shows the outcome", func(t *testing.T) {
+		site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("User-agent: *\nDisallow: /live\n"))
+		}))
+		t.Cleanup(site.Close)
+		err := chromedp.Do(ctx,
+			clear("#origin"),
+			chromedp.SendKeys(chromedp.CSS("#origin"), site.URL),
+			chromedp.Click(chromedp.CSS("#fetch")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.getElementById("fetch-result").dataset.outcome === "parsed"`)
+		err = chromedp.Do(ctx, clear("#urls"), chromedp.SendKeys(chromedp.CSS("#urls"), "/live/x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`(() => { const d = document.querySelector("#decisions .decision");
+			return d && d.querySelector(".url").textContent === "/live/x" && d.dataset.line === "2" })()`)
+		result, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#fetch-result")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := site.URL + "/robots.txt → HTTP 200: parsed"; !strings.HasPrefix(result, want) {
+			t.Errorf("fetch result %q, want it to start with %q", result, want)
+		}
+		d, err := chromedp.Run(ctx, chromedp.Evaluate[decisionState](readDecision))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision != "disallowed" || !strings.Contains(d.Reason, "Disallow: /live (line 2)") {
+			t.Errorf("decision = %+v, want disallowed by Disallow: /live (line 2)", d)
 		}
 	})
 

@@ -99,6 +99,7 @@ async function decide() {
     $("decisions").replaceChildren();
     $("token").textContent = "";
     drawFile(r.status === 413 ? [] : splitLines(robotsEl.value), null);
+    if (r.status === 413) $("summary").textContent = "Not drawn: see the message above.";
   }
   document.body.dataset.state = r.status === 200 ? "ready" : "error";
 }
@@ -213,19 +214,17 @@ function drawDecisions(d) {
         el("code", { text: ruleText(dec.rule) })));
     }
     item.append(el("div", { class: "reason", text: dec.reason }));
+    if (!dec.rule && dec.groups.length) {
+      item.append(el("div", { class: "reason",
+        text: "checked only " + dec.groups.map((g) => `${groupName(g)} (${span(g)})`).join("; ") }));
+    }
     if (dec.path && dec.path !== dec.url) {
       item.append(el("div", { class: "path", text: "matched as " + dec.path }));
     }
-    // The deciding line's warnings are shown in full; those elsewhere in
-    // the groups that apply are only counted, as the file shows them.
-    const ws = dec.warnings || [];
-    for (const w of ws.filter((w) => dec.rule && w.line === dec.rule.line)) {
+    // Only the deciding line's warnings: the file shows the others by
+    // their lines.
+    for (const w of (dec.warnings || []).filter((w) => dec.rule && w.line === dec.rule.line)) {
       item.append(el("div", { class: "warning", text: `⚠ line ${w.line}: ${w.message}` }));
-    }
-    const elsewhere = ws.filter((w) => !dec.rule || w.line !== dec.rule.line).length;
-    if (elsewhere) {
-      item.append(el("div", { class: "note",
-        text: `⚠ ${elsewhere} warning${elsewhere === 1 ? "" : "s"} elsewhere in the groups that apply: see the file` }));
     }
     return item;
   }));
