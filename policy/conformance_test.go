@@ -1,9 +1,11 @@
 package policy_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/crawlkit/robots/internal/cases"
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestConformance runs every case of every suite in testdata/conformance.
@@ -17,10 +19,20 @@ func TestConformance(t *testing.T) {
 	}
 	total := 0
 	for _, s := range suites {
-		r, cs, err := cases.Load(s)
+		data, err := os.ReadFile(s.Robots)
 		if err != nil {
 			t.Fatal(err)
 		}
+		f, err := os.Open(s.Cases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := cases.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", s.Cases, err)
+		}
+		r := policy.Parse(data)
 		for _, res := range cases.Run(r, cs) {
 			total++
 			if !res.Passed() {

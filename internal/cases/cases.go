@@ -120,22 +120,3 @@ func Find(dir string) ([]Suite, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Cases < out[j].Cases })
 	return out, err
 }
-
-// Load reads a suite's files. The robots.txt is cut to policy.MaxSize, as a
-// crawler would read it.
-func Load(s Suite) (*policy.Robots, []Case, error) {
-	data, err := os.ReadFile(s.Robots)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := os.Open(s.Cases)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	cs, err := Read(f)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", s.Cases, err)
-	}
-	return policy.Parse(policy.Truncate(data, policy.MaxSize)), cs, nil
-}

@@ -2,7 +2,11 @@
 // output and the explorer's API share, and builds them from policy values.
 package report
 
-import "github.com/crawlkit/robots/policy"
+import (
+	"sort"
+
+	"github.com/crawlkit/robots/policy"
+)
 
 // Rule is a deciding rule.
 type Rule struct {
@@ -54,16 +58,14 @@ func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 		out.Rule = ruleOf(d.Rule)
 	}
 	groups := r.Groups()
+	// The applied groups are in file order and do not overlap, so a
+	// binary search finds the one that could hold a line.
 	involved := func(line int) bool {
 		if d.Matched && line == d.Rule.Line {
 			return true
 		}
-		for _, gi := range d.Groups {
-			if g := groups[gi]; g.Line <= line && line <= g.EndLine {
-				return true
-			}
-		}
-		return false
+		i := sort.Search(len(d.Groups), func(k int) bool { return groups[d.Groups[k]].EndLine >= line })
+		return i < len(d.Groups) && groups[d.Groups[i]].Line <= line
 	}
 	for _, gi := range d.Groups {
 		out.Groups = append(out.Groups, groupOf(groups[gi]))
