@@ -110,6 +110,7 @@ func (p *parser) line(n int, text []byte) {
 	colon := bytes.IndexByte(text, ':')
 	if colon < 0 {
 		p.warn(n, "no colon: not a robots.txt line; ignored")
+		p.extend(n, "")
 		return
 	}
 	written := string(trim(text[:colon]))
@@ -119,13 +120,25 @@ func (p *parser) line(n int, text []byte) {
 	switch {
 	case !ok && knownOther[name]:
 		p.warn(n, "%s is not part of RFC 9309; ignored", written)
-		return
 	case !ok:
 		p.warn(n, "unknown field %q; ignored", written)
-		return
 	case name != field:
 		p.warn(n, "%q read as %q", written, field)
 	}
+	p.field(n, field, value)
+	p.extend(n, field)
+}
+
+// extend makes line n the end of the current group's span. Every line of a
+// group but the file-wide Sitemap belongs to it, ignored lines included, so
+// that their warnings show with the group.
+func (p *parser) extend(n int, field string) {
+	if p.cur >= 0 && field != "sitemap" {
+		p.r.groups[p.cur].EndLine = n
+	}
+}
+
+func (p *parser) field(n int, field, value string) {
 	switch field {
 	case "user-agent":
 		p.agent(n, value)
@@ -169,7 +182,6 @@ func (p *parser) agent(n int, value string) {
 	}
 	g := &p.r.groups[p.cur]
 	g.Agents = append(g.Agents, token)
-	g.EndLine = n
 }
 
 // isTokenChar reports whether c may appear in a product token. RFC 9309
@@ -190,7 +202,6 @@ func (p *parser) rule(n int, allow bool, value string) {
 	}
 	g := &p.r.groups[p.cur]
 	p.inRules = true
-	g.EndLine = n
 	if value == "" {
 		p.warn(n, "empty %s matches nothing; ignored", kind)
 		return
@@ -229,5 +240,4 @@ func (p *parser) crawlDelay(n int, value string) {
 	g := &p.r.groups[p.cur]
 	g.CrawlDelay = time.Duration(secs * float64(time.Second))
 	g.HasCrawlDelay = true
-	g.EndLine = n
 }

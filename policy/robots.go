@@ -37,7 +37,8 @@ type Group struct {
 	// written; "*" names every crawler.
 	Agents []string
 	// Line is the line of the group's first User-agent, EndLine that of its
-	// last User-agent, rule or Crawl-delay.
+	// last line before the next group, leaving out blank lines, comments
+	// and Sitemap lines, which belong to the whole file.
 	Line, EndLine int
 	// Rules are the group's valid Allow and Disallow rules in file order.
 	Rules []Rule

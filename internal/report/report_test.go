@@ -1,0 +1,66 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+const file = `User-agent: *
+Disallow: /
+Noindex: /x
+
+User-agent: a
+Disallow: /private
+Disalow: /typo
+Disallow: /two words
+`
+
+// TestDecide checks the explanation and that only the warnings of the
+// lines involved (the applied groups and the deciding rule) are attached.
+func TestDecide(t *testing.T) {
+	r := policy.Parse([]byte(file))
+	tests := []struct {
+		name, url, token string
+		allowed          bool
+		rule             *Rule
+		groupLine        int
+		warnLines        []int
+	}{
+		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}},
+		{"fallback group", "https://e.example/y", "other", false, &Rule{"disallow", "/", 2}, 1, []int{3}},
+		{"no rule matched", "/public", "a", true, nil, 5, []int{7, 8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(r, tt.url, tt.token)
+			if d.Allowed != tt.allowed || (d.Rule == nil) != (tt.rule == nil) || d.Rule != nil && *d.Rule != *tt.rule {
+				t.Errorf("Decide = %+v (rule %+v), want allowed=%v rule %+v", d, d.Rule, tt.allowed, tt.rule)
+			}
+			if len(d.Groups) != 1 || d.Groups[0].Line != tt.groupLine {
+				t.Errorf("groups %+v, want the one on line %d", d.Groups, tt.groupLine)
+			}
+			var lines []int
+			for _, w := range d.Warnings {
+				lines = append(lines, w.Line)
+			}
+			if len(lines) != len(tt.warnLines) || len(lines) > 0 && lines[0] != tt.warnLines[0] {
+				t.Errorf("warnings on lines %v, want %v", lines, tt.warnLines)
+			}
+		})
+	}
+}
+
+// TestDecideBadURL checks that an unreadable URL is reported, not decided.
+func TestDecideBadURL(t *testing.T) {
+	d := Decide(policy.Parse([]byte(file)), "ftp://e.example/", "a")
+	if d.Error == "" || d.Allowed {
+		t.Errorf("Decide(ftp URL) = %+v, want an error", d)
+	}
+	b, err := json.Marshal(d)
+	if err != nil || !strings.Contains(string(b), `"groups":[]`) {
+		t.Errorf("JSON %s (%v): groups must be an empty list, not null", b, err)
+	}
+}
