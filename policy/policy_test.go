@@ -262,3 +262,15 @@ func TestRealFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideAllocations checks that Decide, which the transport calls on
+// every request, allocates nothing for an already normalised path.
+func TestDecideAllocations(t *testing.T) {
+	r := Parse([]byte("User-agent: a\nDisallow: /private\n"))
+	if n := testing.AllocsPerRun(100, func() { r.Decide("/private/x?y=1", "a", "b") }); n != 0 {
+		t.Errorf("Decide allocates %v times", n)
+	}
+	if d := r.Decide("/caf%c3%a9", "a"); d.Path != "/caf%C3%A9" {
+		t.Errorf("Path = %q, want the normalised path", d.Path)
+	}
+}

@@ -233,7 +233,11 @@ func (d Decision) String() string {
 func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
 	var buf [512]byte
 	path := match.AppendPath(buf[:0], pathAndQuery)
-	d := Decision{Allowed: true, Path: string(path)}
+	d := Decision{Allowed: true, Path: pathAndQuery}
+	if string(path) != pathAndQuery {
+		// Most paths need no normalising; only the others cost a copy.
+		d.Path = string(path)
+	}
 	sel, token := r.lookup(tokens)
 	if sel == nil {
 		return d
