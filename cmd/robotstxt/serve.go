@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -73,12 +74,27 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "robotstxt explorer listening on http://%s/\n", ln.Addr())
+	fmt.Fprintf(stdout, "robotstxt explorer listening on http://%s/\n", pageAddr(ln.Addr(), stderr))
 	if err := serve(ctx, ln, explorer.New(opts)); err != nil {
 		fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// pageAddr returns the host and port to open the page at, warning on
+// stderr when other machines can reach it: the page fetches any origin it
+// is given, from this machine.
+func pageAddr(addr net.Addr, stderr io.Writer) string {
+	a, ok := addr.(*net.TCPAddr)
+	if !ok || a.IP.IsLoopback() {
+		return addr.String()
+	}
+	fmt.Fprintf(stderr, "robotstxt serve: warning: listening on %s, reachable from other machines: whoever reaches the page can make this machine fetch robots.txt files\n", addr)
+	if a.IP.IsUnspecified() {
+		return net.JoinHostPort("localhost", strconv.Itoa(a.Port))
+	}
+	return addr.String()
 }
 
 // readRobotsText reads the robots.txt file name as a crawler does: the

@@ -52,8 +52,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startServe runs serve with args on a free loopback port until the test
-// ends, and returns the page's address and serve's stderr.
+// startServe runs serve with args on a free loopback port, unless args
+// give another -addr, until the test ends, and returns the page's address
+// and serve's stderr.
 func startServe(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +77,7 @@ func startServe(t *testing.T, args ...string) (string, *syncBuffer) {
 	select {
 	case line := <-out.lines:
 		addr, ok := strings.CutPrefix(line, "robotstxt explorer listening on ")
-		if !ok || !strings.HasPrefix(addr, "http://127.0.0.1:") || !strings.HasSuffix(addr, "/") {
+		if !ok || !strings.HasPrefix(addr, "http://") || !strings.HasSuffix(addr, "/") {
 			t.Fatalf("serve printed %q, want the address to open", line)
 		}
 		return addr, errOut
@@ -141,6 +142,32 @@ func TestServeStartsWithTheFile(t *testing.T) {
 			}
 			if got := errOut.String(); tt.wantErr == "" && got != "" || !strings.Contains(got, tt.wantErr) {
 				t.Errorf("stderr = %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestServeAddress(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantAddr string
+		wantErr  string
+	}{
+		{"loopback by default", nil, "http://127.0.0.1:", ""},
+		{"all interfaces is opened on localhost, with a warning", []string{"-addr", ":0"}, "http://localhost:", "reachable from other machines"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, errOut := startServe(t, tt.args...)
+			if !strings.HasPrefix(addr, tt.wantAddr) {
+				t.Errorf("address %q, want %s...", addr, tt.wantAddr)
+			}
+			if got := errOut.String(); tt.wantErr == "" && got != "" || !strings.Contains(got, tt.wantErr) {
+				t.Errorf("stderr = %q, want %q", got, tt.wantErr)
+			}
+			if s := getStart(t, addr); s.Source != "example" {
+				t.Errorf("the page at %s starts with %q, want the example", addr, s.Source)
 			}
 		})
 	}

@@ -294,9 +294,12 @@ $("fetch-form").addEventListener("submit", async (ev) => {
       `${d.outcome}: ${meaning[d.outcome] || ""}.`;
     if (d.error) text += ` (${d.error})`;
     if (d.retryAt) text += ` Retry after ${when(d.retryAt)}.`;
+    if (d.truncated) text += " Only its first 500 KiB count, up to the last whole line.";
     out.textContent = text;
     robotsEl.value = d.robots;
-    $("source").textContent = `(fetched from ${d.url} at ${when(d.fetchedAt) || "now"})`;
+    $("source").textContent = d.outcome === "parsed"
+      ? `(fetched from ${d.url} at ${when(d.fetchedAt)})`
+      : `(nothing to parse: ${d.url} was ${d.outcome})`;
     edited = false;
     decide();
   } catch (e) {
