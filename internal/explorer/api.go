@@ -28,13 +28,12 @@ const (
 	// MaxAgentLen is the longest product token the API takes, in bytes.
 	MaxAgentLen = 100
 	// MaxBody is the largest request body, in bytes: room for a robots.txt
-	// of policy.MaxSize with every byte escaped twice over in JSON, and
-	// for the URLs, while still refusing a runaway upload early.
+	// of policy.MaxSize even with every byte escaped in JSON as \u00XX (6
+	// bytes), and for the URLs, while still refusing a runaway upload early.
 	MaxBody = 4 << 20
 )
 
-// decideRequest is the body of POST /api/decide; lintRequest's fields are
-// a subset.
+// decideRequest is the body of POST /api/decide.
 type decideRequest struct {
 	Robots string   `json:"robots"`
 	Agents []string `json:"agents"`
@@ -72,8 +71,6 @@ type apiError struct {
 	status int
 	msg    string
 }
-
-func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}

@@ -9,7 +9,10 @@
 //	POST /api/lint    {"robots"}: the file's warnings and groups
 //	POST /api/fetch   {"origin"}: a live robots.txt through the project's fetcher, with its outcome
 //
-// Bad input is answered with a 4xx status and {"error": "..."}.
+// Bad input is answered with a 4xx status and {"error": "..."}, never a
+// 500: malformed JSON or a URL that is neither a path nor an http(s) URL
+// with 400 (the other URLs still decided), a robots.txt over 500 KiB or a
+// body over MaxBody with 413, a body not sent as application/json with 415.
 package explorer
 
 import (

@@ -137,3 +137,35 @@ func TestFetchBadOrigin(t *testing.T) {
 		})
 	}
 }
+
+func TestFetchUserAgent(t *testing.T) {
+	tests := []struct {
+		name, option, want string
+	}{
+		{"zero option sends the default", "", DefaultUserAgent},
+		{"option is sent", "ExampleBot/1.0 (+https://example.com/bot)", "ExampleBot/1.0 (+https://example.com/bot)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := make(chan string, 1)
+			site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case seen <- r.Header.Get("User-Agent"):
+				default:
+				}
+			}))
+			t.Cleanup(site.Close)
+			srv := newServer(t, Options{UserAgent: tt.option})
+			var got fetchResponse
+			post(t, srv, "/api/fetch", mustJSON(t, map[string]string{"origin": site.URL}), &got)
+			select {
+			case ua := <-seen:
+				if ua != tt.want {
+					t.Errorf("User-Agent %q, want %q", ua, tt.want)
+				}
+			default:
+				t.Errorf("the site got no request; answer %+v", got)
+			}
+		})
+	}
+}
