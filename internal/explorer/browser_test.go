@@ -80,6 +80,8 @@ func TestBrowser(t *testing.T) {
 	// A generous ceiling for the whole test: only a hang reaches it.
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
+	// Without UserDataDir the allocator gives the browser a fresh profile
+	// directory and removes it, waiting out Chrome's late writes.
 	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -87,7 +89,6 @@ func TestBrowser(t *testing.T) {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -134,9 +135,9 @@ func TestBrowser(t *testing.T) {
 		"Noindex: /old",        // 7: unknown field, warned
 	}, "\n")
 	err = chromedp.Do(ctx,
-		clear("#robots"),
+		clearField("#robots"),
 		chromedp.SendKeys(chromedp.CSS("#robots"), robots),
-		clear("#agents"),
+		clearField("#agents"),
 		chromedp.SendKeys(chromedp.CSS("#agents"), "TestBot"),
 	)
 	if err != nil {
@@ -158,7 +159,7 @@ func TestBrowser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := chromedp.Do(ctx,
-				clear("#urls"),
+				clearField("#urls"),
 				chromedp.SendKeys(chromedp.CSS("#urls"), tt.url),
 			)
 			if err != nil {
@@ -170,7 +171,8 @@ func TestBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Decision != tt.decision || d.Line != tt.line || !strings.Contains(d.Rule, "line "+tt.line) {
+			if d.Decision != tt.decision || d.Line != tt.line || !strings.Contains(d.Rule, "line "+tt.line) ||
+				!strings.HasPrefix(d.Reason, tt.decision+" by ") {
 				t.Errorf("decision = %+v, want %s by line %s", d, tt.decision, tt.line)
 			}
 			got, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine(tt.line)))
@@ -209,7 +211,7 @@ func TestBrowser(t *testing.T) {
 		}))
 		t.Cleanup(site.Close)
 		err := chromedp.Do(ctx,
-			clear("#origin"),
+			clearField("#origin"),
 			chromedp.SendKeys(chromedp.CSS("#origin"), site.URL),
 			chromedp.Click(chromedp.CSS("#fetch")),
 		)
@@ -217,7 +219,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait(`document.getElementById("fetch-result").dataset.outcome === "parsed"`)
-		err = chromedp.Do(ctx, clear("#urls"), chromedp.SendKeys(chromedp.CSS("#urls"), "/live/x"))
+		err = chromedp.Do(ctx, clearField("#urls"), chromedp.SendKeys(chromedp.CSS("#urls"), "/live/x"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,9 +262,9 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// clear empties the field that sel names without an input event, so the
+// clearField empties the field that sel names without an input event, so the
 // keys typed next make the page's only requests.
-func clear(sel string) chromedp.Action[chromedp.Void] {
+func clearField(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`void (document.querySelector(` + jsString(sel) + `).value = "")`)
 }
 
