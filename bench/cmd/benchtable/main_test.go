@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sample is benchmark output in the shape go test prints it, with every
+// benchmark the targets need, two runs each.
+const sample = `date: 2026-01-02
+cores: 2
+goos: linux
+goarch: amd64
+pkg: github.com/crawlkit/robots/bench
+cpu: Test CPU
+BenchmarkParse/corpus/ours-2 10 100 ns/op 20.00 MB/s 50 B/op 5 allocs/op
+BenchmarkParse/corpus/ours-2 10 300 ns/op 10.00 MB/s 50 B/op 5 allocs/op
+BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 60 B/op 6 allocs/op
+BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 60 B/op 6 allocs/op
+BenchmarkParse/typical/ours-2 10 100 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/typical/peer-2 10 150 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/rules20k/ours-2 10 100 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/rules20k/peer-2 10 90 ns/op 1 B/op 1 allocs/op
+BenchmarkDecide/corpus/ours-2 10 20 ns/op 0 B/op 0 allocs/op
+BenchmarkDecide/corpus/peer-2 10 2000 ns/op 16 B/op 1 allocs/op
+BenchmarkDecide/typical/ours-2 10 12.5 ns/op 0 B/op 0 allocs/op
+BenchmarkDecide/typical/peer-2 10 1234567 ns/op 16 B/op 1 allocs/op
+BenchmarkDecide/rules20k/ours-2 10 50 ns/op 0 B/op 0 allocs/op
+BenchmarkDecide/rules20k/peer-2 10 9000 ns/op 16 B/op 1 allocs/op
+PASS
+ok  	github.com/crawlkit/robots/bench	1.0s
+`
+
+func TestTrimProcs(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"GOMAXPROCS suffix is dropped", "Decide/typical/ours-2", "Decide/typical/ours"},
+		{"no suffix when GOMAXPROCS is 1", "Decide/typical/ours", "Decide/typical/ours"},
+		{"dash inside an element is kept", "Decide/rules-20k/ours", "Decide/rules-20k/ours"},
+		{"dash before a later element is kept", "Decide/a-2/ours", "Decide/a-2/ours"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := trimProcs(tc.in); got != tc.want {
+				t.Errorf("trimProcs(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	res, err := parseOutput(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, bench, unit string
+		want              float64
+		ok                bool
+	}{
+		{"even count averages the middle two", "Parse/corpus/ours", "ns/op", 200, true},
+		{"odd count takes the middle", "Decide/typical/ours", "ns/op", 12.5, true},
+		{"every unit is kept", "Parse/corpus/peer", "MB/s", 5, true},
+		{"missing unit is reported", "Decide/corpus/ours", "MB/s", 0, false},
+		{"missing benchmark is reported", "Decide/stars/ours", "ns/op", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := res.median(tc.bench, tc.unit)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("median(%s, %s) = %v, %t; want %v, %t", tc.bench, tc.unit, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestParseOutputRejectsMalformedResults(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"value without unit", "BenchmarkX/ours-2 10 100 ns/op 5\n"},
+		{"value not a number", "BenchmarkX/ours-2 10 fast ns/op\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := parseOutput(strings.NewReader(tc.in)); err == nil {
+				t.Errorf("parseOutput(%q) succeeded", tc.in)
+			}
+		})
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	res, err := parseOutput(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	table := b.String()
+	for _, tc := range []struct{ name, want string }{
+		{"header names the configuration", "Medians of 2 runs on 2026-01-02; 2 cores, cpu Test CPU, linux/amd64."},
+		{"rows put ours and peer side by side with the ratio", "| Parse/corpus | 200 | 400 | 2.00× | 50 | 60 | 5 | 6 | 15.00 | 5.00 |"},
+		{"large values group thousands and missing units show a dash", "| Decide/typical | 12.5 | 1,234,567 | 98765× | 0 | 16 | 0 | 1 | — | — |"},
+		{"decision speed target is met at 10× or more", "| a decision on a typical file is at least 10× faster than the peer's | met | peer/ours 98765× (1 of 1) |"},
+		{"allocation target lists every decision benchmark", "| met | Decide/corpus 0, Decide/typical 0, Decide/rules20k 0 allocs/op |"},
+		{"parse target is missed when one parse is slower", "| parsing is at least as fast as the peer's | **missed** | Parse/corpus peer/ours 2.00× (2 of 2), Parse/typical peer/ours 1.50× (1 of 1), Parse/rules20k peer/ours 0.90× (0 of 1) |"},
+		{"large-file target compares with the typical decision", "takes at most 10× a typical one | met | rules20k/typical 4.00× (1 of 1) |"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(table, tc.want) {
+				t.Errorf("table lacks %q:\n%s", tc.want, table)
+			}
+		})
+	}
+}
+
+func TestCheckRatio(t *testing.T) {
+	atLeastOne := func(r float64) bool { return r >= 1 }
+	for _, tc := range []struct {
+		name       string
+		peer, ours string // ns/op of each round
+		want       verdict
+		detail     string
+	}{
+		{"met when the medians and every round meet it", "300 300 300", "100 200 250", met, "1.50× (3 of 3)"},
+		{"met when two thirds of the rounds meet it", "300 300 300", "100 200 350", met, "1.50× (2 of 3)"},
+		{"missed when the medians miss it", "100 100 100", "90 200 300", missed, "0.50× (1 of 3)"},
+		{"within noise when only the medians meet it", "350 190 290", "100 200 300", noisy, "1.45× (1 of 3)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var in strings.Builder
+			for i, p := range strings.Fields(tc.peer) {
+				fmt.Fprintf(&in, "BenchmarkX/peer-2 10 %s ns/op\nBenchmarkX/ours-2 10 %s ns/op\n", p, strings.Fields(tc.ours)[i])
+			}
+			res, err := parseOutput(strings.NewReader(in.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, detail, err := checkRatio(res, "X/peer", "X/ours", "", atLeastOne)
+			if err != nil || v != tc.want || detail != tc.detail {
+				t.Errorf("checkRatio = %v, %q, %v; want %v, %q", v, detail, err, tc.want, tc.detail)
+			}
+		})
+	}
+}
+
+func TestWriteTableNeedsPairs(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"no ours benchmark", "BenchmarkX/peer-2 10 100 ns/op\n"},
+		{"ours without peer", "BenchmarkX/ours-2 10 100 ns/op\n"},
+		{"target benchmark missing", "BenchmarkX/ours-2 10 100 ns/op\nBenchmarkX/peer-2 10 100 ns/op\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := parseOutput(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := writeTable(&b, res); err == nil {
+				t.Errorf("writeTable succeeded:\n%s", b.String())
+			}
+		})
+	}
+}
+
+func TestRunWritesBetweenMarkers(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "bench.txt")
+	readme := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(input, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := "# Title\n\n" + beginMarker + "old table\n" + endMarker + "\nafter\n"
+	if err := os.WriteFile(readme, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(readme, []string{input}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	res, _ := parseOutput(strings.NewReader(sample))
+	if err := writeTable(&want, res); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(got); s != "# Title\n\n"+beginMarker+want.String()+endMarker+"\nafter\n" {
+		t.Errorf("README after -w:\n%s", s)
+	}
+
+	t.Run("file without markers is an error", func(t *testing.T) {
+		plain := filepath.Join(dir, "plain.md")
+		if err := os.WriteFile(plain, []byte("# no markers\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(plain, []string{input}, nil, nil); err == nil {
+			t.Error("run succeeded on a file without markers")
+		}
+	})
+}

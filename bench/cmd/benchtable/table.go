@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The benchmarks name their two variants with these final elements.
+const (
+	oursSuffix = "/ours"
+	peerSuffix = "/peer"
+)
+
+// writeTable renders the medians of res as a markdown table of ours and
+// peer side by side, followed by the verdict on every target.
+func writeTable(b *strings.Builder, res *results) error {
+	var bases []string
+	runs := 0
+	for _, name := range res.names {
+		base, ok := strings.CutSuffix(name, oursSuffix)
+		if !ok {
+			continue
+		}
+		if res.runs(base+peerSuffix) == 0 {
+			return fmt.Errorf("%s has no %s counterpart", name, peerSuffix)
+		}
+		bases = append(bases, base)
+		runs = max(runs, res.runs(name), res.runs(base+peerSuffix))
+	}
+	if len(bases) == 0 {
+		return errors.New("no benchmark named .../ours")
+	}
+
+	fmt.Fprintf(b, "Medians of %d runs on %s; %s cores, cpu %s, %s/%s. ",
+		runs, or(res.config["date"]), or(res.config["cores"]), or(res.config["cpu"]),
+		or(res.config["goos"]), or(res.config["goarch"]))
+	b.WriteString("Ratio is peer ns/op ÷ ours ns/op: above 1, ours is faster.\n\n")
+	b.WriteString("| benchmark | ns/op ours | ns/op peer | ratio | B/op ours | B/op peer | allocs/op ours | allocs/op peer | MB/s ours | MB/s peer |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, base := range bases {
+		ours, peer := base+oursSuffix, base+peerSuffix
+		b.WriteString("| " + base)
+		for _, unit := range []string{"ns/op", "ratio", "B/op", "allocs/op", "MB/s"} {
+			if unit == "ratio" {
+				o, _ := res.median(ours, "ns/op")
+				p, _ := res.median(peer, "ns/op")
+				b.WriteString(" | " + formatRatio(p/o))
+				continue
+			}
+			for _, name := range []string{ours, peer} {
+				b.WriteString(" | ")
+				if v, ok := res.median(name, unit); ok {
+					b.WriteString(formatValue(v, unit))
+				} else {
+					b.WriteString("—")
+				}
+			}
+		}
+		b.WriteString(" |\n")
+	}
+
+	return writeTargets(b, res)
+}
+
+func or(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// formatValue prints a median with three or more significant digits,
+// grouping thousands so that large times stay readable.
+func formatValue(v float64, unit string) string {
+	switch {
+	case unit == "MB/s" || v < 10 && v != float64(int64(v)):
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100 && v != float64(int64(v)):
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	digits := strconv.FormatFloat(v, 'f', 0, 64)
+	var out []byte
+	for i := range len(digits) {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, digits[i])
+	}
+	return string(out)
+}
+
+// formatRatio prints a ratio with two decimals below 10, so that one just
+// under 1 does not print as "1.0×".
+func formatRatio(r float64) string {
+	prec := 0
+	switch {
+	case r < 10:
+		prec = 2
+	case r < 100:
+		prec = 1
+	}
+	return strconv.FormatFloat(r, 'f', prec, 64) + "×"
+}
