@@ -75,3 +75,11 @@ func ExampleTarget() {
 	fmt.Println(path)
 	// Output: /a/b?q=1
 }
+
+func ExampleProductToken() {
+	fmt.Println(policy.ProductToken("ExampleBot/1.0 (+https://example.com/bot)"))
+	fmt.Println(policy.ProductToken("MJ12bot"))
+	// Output:
+	// ExampleBot
+	// MJ12bot
+}

@@ -162,16 +162,12 @@ func (p *parser) agent(n int, value string) {
 	}
 	token := value
 	if value != "*" {
-		end := 0
-		for end < len(value) && isTokenChar(value[end]) {
-			end++
-		}
+		token = ProductToken(value)
 		switch {
-		case end == 0:
+		case token == "":
 			p.warn(n, "User-agent %q has no product token; ignored", value)
 			return
-		case end < len(value):
-			token = value[:end]
+		case token != value:
 			p.warn(n, "User-agent %q read as its product token %q", value, token)
 		}
 	}
@@ -184,9 +180,20 @@ func (p *parser) agent(n int, value string) {
 	g.Agents = append(g.Agents, token)
 }
 
-// isTokenChar reports whether c may appear in a product token. RFC 9309
-// section 2.2.1 allows letters, "-" and "_"; digits are accepted too, as
-// real crawler names contain them.
+// ProductToken returns the product token that leads a User-Agent string:
+// "ExampleBot" for "ExampleBot/1.0 (+https://example.com/bot)". RFC 9309
+// section 2.2.1 allows letters, "-" and "_" in a token; digits are
+// accepted too, since real crawler names ("MJ12bot", "360Spider") have
+// them. It returns "" when s does not start with a token character.
+func ProductToken(s string) string {
+	for i := 0; i < len(s); i++ {
+		if !isTokenChar(s[i]) {
+			return s[:i]
+		}
+	}
+	return s
+}
+
 func isTokenChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }
