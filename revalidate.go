@@ -1,12 +1,10 @@
 package robots
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"strings"
 
 	"github.com/gregjones/httpcache"
@@ -28,29 +26,34 @@ import (
 type responseStore struct{ httpcache.Cache }
 
 // Set stores the response dumped in data without its freshness headers.
+// It edits the header lines as text: httputil.DumpResponse, which wrote
+// them, puts one header per line and never folds a value.
 func (s responseStore) Set(key string, data []byte) {
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), nil)
-	if err != nil {
+	head, body, ok := bytes.Cut(data, []byte("\r\n\r\n"))
+	if !ok {
 		s.Cache.Delete(key)
 		return
 	}
-	defer resp.Body.Close()
-	resp.Header.Del("Date")
-	resp.Header.Del(httpcache.XFromCache)
-	if cc := resp.Header.Values("Cache-Control"); len(cc) > 0 {
-		resp.Header.Del("Cache-Control")
-		for _, v := range cc {
-			if v = withoutStaleIfError(v); v != "" {
-				resp.Header.Add("Cache-Control", v)
+	out := make([]byte, 0, len(data))
+	for i, line := range bytes.Split(head, []byte("\r\n")) {
+		if i > 0 {
+			name, value, _ := bytes.Cut(line, []byte(":"))
+			switch n := string(bytes.TrimSpace(name)); {
+			case strings.EqualFold(n, "Date"), strings.EqualFold(n, httpcache.XFromCache):
+				continue
+			case strings.EqualFold(n, "Cache-Control"):
+				v := withoutStaleIfError(string(value))
+				if v == "" {
+					continue
+				}
+				line = []byte("Cache-Control: " + v)
 			}
+			out = append(out, "\r\n"...)
 		}
+		out = append(out, line...)
 	}
-	out, err := httputil.DumpResponse(resp, true)
-	if err != nil {
-		s.Cache.Delete(key)
-		return
-	}
-	s.Cache.Set(key, out)
+	out = append(out, "\r\n\r\n"...)
+	s.Cache.Set(key, append(out, body...))
 }
 
 // withoutStaleIfError removes the stale-if-error directive from a

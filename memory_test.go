@@ -1,0 +1,195 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gregjones/httpcache"
+)
+
+// TestMemoryCache checks the bounds and the least-recently-used order of
+// MemoryCache.
+func TestMemoryCache(t *testing.T) {
+	t.Run("entry limit evicts the least recently used", func(t *testing.T) {
+		c := NewMemoryCache(2, 0)
+		c.Set("a", []byte("1"))
+		c.Set("b", []byte("2"))
+		c.Get("a")
+		c.Set("c", []byte("3"))
+		if _, ok := c.Get("b"); ok {
+			t.Errorf("b kept, want it evicted as least recently used")
+		}
+		if v, ok := c.Get("a"); !ok || string(v) != "1" {
+			t.Errorf("a = %q, %v", v, ok)
+		}
+		if c.Len() != 2 {
+			t.Errorf("Len = %d", c.Len())
+		}
+	})
+	t.Run("byte limit counts keys and values", func(t *testing.T) {
+		c := NewMemoryCache(0, 10)
+		c.Set("a", []byte("1234"))
+		c.Set("b", []byte("1234"))
+		c.Set("c", []byte("1234"))
+		if c.Len() != 2 || c.Bytes() != 10 {
+			t.Errorf("Len, Bytes = %d, %d; want 2, 10", c.Len(), c.Bytes())
+		}
+	})
+	t.Run("value over the byte limit not kept", func(t *testing.T) {
+		c := NewMemoryCache(0, 10)
+		c.Set("a", []byte("1"))
+		c.Set("a", []byte("0123456789"))
+		if _, ok := c.Get("a"); ok || c.Bytes() != 0 {
+			t.Errorf("oversized value kept, or old value left: Bytes %d", c.Bytes())
+		}
+	})
+	t.Run("replace and delete keep the byte count", func(t *testing.T) {
+		c := NewMemoryCache(0, 0)
+		c.Set("a", []byte("12"))
+		c.Set("a", []byte("1234"))
+		c.Set("b", []byte("1"))
+		c.Delete("a")
+		c.Delete("missing")
+		if c.Len() != 1 || c.Bytes() != 2 {
+			t.Errorf("Len, Bytes = %d, %d; want 1, 2", c.Len(), c.Bytes())
+		}
+	})
+}
+
+// TestBoundedMemory checks that 200,000 origins passing through a
+// transport whose store and origin table are capped at 10,000 leave no
+// more than that held.
+func TestBoundedMemory(t *testing.T) {
+	const origins, limit = 200000, 10000
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		body := privateRobots + "# " + r.URL.Host + "\n"
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: int64(len(body)),
+			Body: io.NopCloser(strings.NewReader(body))}, nil
+	})
+	store := NewMemoryCache(limit, 0)
+	c := newClock()
+	tr := NewTransport(base, Options{Cache: store, MaxOrigins: limit, Now: c.Now, Sleep: c.Sleep})
+	ctx := context.Background()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const workers = 4
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < origins; i += workers {
+				if err := tr.Check(ctx, fmt.Sprintf("http://host%d.example/private", i)); !errors.Is(err, ErrDisallowed) {
+					t.Errorf("origin %d: %v", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := tr.Stats().Fetches[Parsed]; got != origins {
+		t.Errorf("%d fetches, want %d", got, origins)
+	}
+	if store.Len() > limit || tr.Stats().Origins > limit {
+		t.Errorf("store holds %d entries, transport %d origins; want at most %d", store.Len(), tr.Stats().Origins, limit)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// 10,000 origins of a few hundred bytes each; what 200,000 would
+	// hold is well over this ceiling.
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
+		t.Errorf("heap grew by %d MiB", grown>>20)
+	}
+}
+
+// TestSharedStore runs the store conformance checks against each store a
+// transport can use.
+func TestSharedStore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store func() httpcache.Cache
+	}{
+		{"httpcache.MemoryCache", func() httpcache.Cache { return httpcache.NewMemoryCache() }},
+		{"MemoryCache", func() httpcache.Cache { return NewMemoryCache(100, 1<<20) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { storeConformance(t, tc.store) })
+	}
+}
+
+// storeConformance checks that transports sharing a store share fetched
+// robots state, that a forgotten origin is reloaded from the store without
+// a fetch, and that a damaged record is refetched.
+func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
+	ctx := context.Background()
+	t.Run("transports sharing a store share fetches", func(t *testing.T) {
+		s := newSite(t, serve(200, privateRobots))
+		store, c := newStore(), newClock()
+		a := newTestTransport(t, c, Options{Cache: store})
+		b := newTestTransport(t, c, Options{Cache: store})
+		a.Check(ctx, s.URL+"/x")
+		if err := b.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("second transport: %v, want refused by the shared rules", err)
+		}
+		if s.robotsHits.Load() != 1 {
+			t.Errorf("%d fetches, want 1", s.robotsHits.Load())
+		}
+	})
+	t.Run("forgotten origin reloaded from the store", func(t *testing.T) {
+		s1 := newSite(t, serve(200, privateRobots))
+		s2 := newSite(t, serve(200, privateRobots))
+		tr := newTestTransport(t, newClock(), Options{Cache: newStore(), MaxOrigins: 1})
+		tr.Check(ctx, s1.URL+"/x")
+		tr.Check(ctx, s2.URL+"/x")
+		if err := tr.Check(ctx, s1.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("reloaded origin: %v, want refused", err)
+		}
+		if s1.robotsHits.Load() != 1 || tr.Stats().Origins != 1 {
+			t.Errorf("%d fetches and %d origins held, want 1 and 1", s1.robotsHits.Load(), tr.Stats().Origins)
+		}
+	})
+	t.Run("unreachable state shared with its retry time", func(t *testing.T) {
+		s := newSite(t, serve(503, ""))
+		store, c := newStore(), newClock()
+		a := newTestTransport(t, c, Options{Cache: store})
+		b := newTestTransport(t, c, Options{Cache: store})
+		a.Check(ctx, s.URL+"/x")
+		var de *DisallowedError
+		if err := b.Check(ctx, s.URL+"/x"); !errors.As(err, &de) || !de.Unreachable || de.Err == nil {
+			t.Errorf("second transport: %v, want refused as unreachable", err)
+		}
+		if s.robotsHits.Load() != 1 {
+			t.Errorf("%d fetches, want 1", s.robotsHits.Load())
+		}
+	})
+	t.Run("damaged record refetched", func(t *testing.T) {
+		s := newSite(t, serve(200, privateRobots))
+		store := newStore()
+		key, _ := originOfString(s.URL)
+		junk := []string{"{", `{"v":1,"outcome":9}`, `{"v":99,"outcome":1}`, `{"v":1,"outcome":1,"good":{"v":1,"outcome":1}}`}
+		for _, j := range junk {
+			store.Set(stateKey(key), []byte(j))
+			tr := newTestTransport(t, newClock(), Options{Cache: store})
+			if err := tr.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("record %s: %v, want refused after a fresh fetch", j, err)
+			}
+		}
+		if got := s.robotsHits.Load(); got != int64(len(junk)) {
+			t.Errorf("%d fetches, want one for each damaged record", got)
+		}
+	})
+}
+
+func originOfString(raw string) (string, error) {
+	req, err := http.NewRequest("GET", raw, nil)
+	if err != nil {
+		return "", err
+	}
+	return originOf(req.URL)
+}
