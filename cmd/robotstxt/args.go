@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // command is a subcommand's flags and the text that explains them.
@@ -113,7 +115,7 @@ func (a *agentList) Set(value string) error {
 		a.tokens = append(a.tokens, list...)
 		return nil
 	}
-	token := productToken(value)
+	token := policy.ProductToken(value)
 	if token == "" {
 		return fmt.Errorf("%q has no product token (letters, digits, - and _)", value)
 	}
@@ -124,21 +126,5 @@ func (a *agentList) Set(value string) error {
 
 // isToken reports whether s is a whole product token, or "*".
 func isToken(s string) bool {
-	return s == "*" || s != "" && productToken(s) == s
-}
-
-// productToken returns the leading run of letters, digits, "-" and "_" of
-// s: the characters RFC 9309 section 2.2.1 allows in a product token, plus
-// digits, which real crawler names use (the parser reads User-agent lines
-// the same way).
-func productToken(s string) string {
-	end := 0
-	for end < len(s) {
-		c := s[end]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			break
-		}
-		end++
-	}
-	return s[:end]
+	return s == "*" || s != "" && policy.ProductToken(s) == s
 }

@@ -160,14 +160,14 @@ func describe(r *policy.Robots) fileReport {
 }
 
 // checkAgents refuses product tokens that no group could name: RFC 9309
-// section 2.2.1 allows only letters, "-" and "_".
+// section 2.2.1 allows letters, "-" and "_", and the parser digits too.
 func checkAgents(agents []string) *apiError {
 	if len(agents) > MaxAgents {
 		return badRequest("%d product tokens; the limit is %d", len(agents), MaxAgents)
 	}
 	for _, a := range agents {
-		if a == "" || len(a) > MaxAgentLen || strings.TrimLeft(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_") != "" {
-			return badRequest("product token %q: use 1 to %d letters, \"-\" and \"_\" (RFC 9309 section 2.2.1), such as \"Googlebot\"", a, MaxAgentLen)
+		if a == "" || len(a) > MaxAgentLen || policy.ProductToken(a) != a {
+			return badRequest("product token %q: use 1 to %d letters, digits, \"-\" and \"_\" (RFC 9309 section 2.2.1), such as \"Googlebot\"", a, MaxAgentLen)
 		}
 	}
 	return nil
