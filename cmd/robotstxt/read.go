@@ -30,41 +30,53 @@ type robotsFile struct {
 // cutMessage is the warning for content past policy.MaxSize.
 const cutMessage = "content past 500 KiB is ignored by crawlers"
 
-// loadRobots reads the robots.txt file name ("-" for stdin). Only what a
-// crawler reads is read: policy.MaxSize bytes, and two more to tell
-// whether anything but the end of a CRLF follows them. So a file of any
-// size, even an endless one, costs the same.
+// loadRobots reads and parses the robots.txt file name ("-" for stdin)
+// as a crawler reads it (see readRobots).
 func loadRobots(name string, stdin io.Reader) (robotsFile, error) {
 	f := robotsFile{name: name}
-	var r io.Reader
 	if name == "-" {
-		f.name, r = stdinName, stdin
-	} else {
+		f.name = stdinName
+	}
+	data, cut, err := readRobots(name, stdin)
+	if err != nil {
+		return f, err
+	}
+	f.robots = policy.Parse(data)
+	if cut {
+		f.cutLine = f.robots.Lines() + 1
+	}
+	return f, nil
+}
+
+// readRobots reads the robots.txt file name ("-" for stdin). Only what a
+// crawler reads is read: policy.MaxSize bytes, and two more to tell
+// whether anything but the end of a CRLF follows them. So a file of any
+// size, even an endless one, costs the same. It reports whether content
+// past the limit was cut.
+func readRobots(name string, stdin io.Reader) (data []byte, cut bool, err error) {
+	r := stdin
+	if name != "-" {
 		file, err := os.Open(name)
 		if err != nil {
-			return f, err
+			return nil, false, err
 		}
 		defer file.Close()
 		r = file
 	}
-	data, err := io.ReadAll(io.LimitReader(r, policy.MaxSize+2))
+	data, err = io.ReadAll(io.LimitReader(r, policy.MaxSize+2))
 	if err != nil {
 		// A file's errors name it already; stdin's do not.
 		if name == "-" {
 			err = fmt.Errorf("reading standard input: %w", err)
 		}
-		return f, err
+		return nil, false, err
 	}
 	kept := policy.Truncate(data, policy.MaxSize)
 	rest := data[len(kept):]
 	if bytes.HasSuffix(kept, []byte("\r")) && bytes.HasPrefix(rest, []byte("\n")) {
 		rest = rest[1:] // the cut fell inside a CRLF
 	}
-	f.robots = policy.Parse(kept)
-	if len(rest) > 0 {
-		f.cutLine = f.robots.Lines() + 1
-	}
-	return f, nil
+	return kept, len(rest) > 0, nil
 }
 
 // warnCut tells on stderr that part of f is ignored, for the commands

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots/internal/explorer"
-	"github.com/crawlkit/robots/policy"
 )
 
 const serveSynopsis = "usage: robotstxt serve [-addr HOST:PORT] [-robots FILE]\n"
@@ -59,7 +58,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	var opts explorer.Options
 	if *file != "" {
-		text, cut, err := readRobotsText(*file)
+		text, cut, err := readRobots(*file, os.Stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
 			return 2
@@ -67,7 +66,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if cut {
 			fmt.Fprintf(stderr, "robotstxt serve: warning: %s: %s; the page starts with the rest\n", *file, cutMessage)
 		}
-		opts.Robots, opts.Source = text, *file
+		opts.Robots, opts.Source = string(text), *file
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -95,28 +94,6 @@ func pageAddr(addr net.Addr, stderr io.Writer) string {
 		return net.JoinHostPort("localhost", strconv.Itoa(a.Port))
 	}
 	return addr.String()
-}
-
-// readRobotsText reads the robots.txt file name as a crawler does: the
-// first policy.MaxSize bytes, cut back to a line end. It reports whether
-// anything past them was left out, reading at most two bytes more (the
-// second for a CRLF that the cut split).
-func readRobotsText(name string) (text string, cut bool, err error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", false, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, policy.MaxSize+2))
-	if err != nil {
-		return "", false, fmt.Errorf("reading %s: %w", name, err)
-	}
-	kept := policy.Truncate(data, policy.MaxSize)
-	rest := data[len(kept):]
-	if len(kept) > 0 && kept[len(kept)-1] == '\r' && len(rest) > 0 && rest[0] == '\n' {
-		rest = rest[1:]
-	}
-	return string(kept), len(rest) > 0, nil
 }
 
 // serve serves h on ln until ctx is done, then lets requests in flight
