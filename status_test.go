@@ -75,6 +75,14 @@ func TestStatusSizeLimit(t *testing.T) {
 	if !info.Truncated || info.Size != policy.MaxSize+1 {
 		t.Errorf("Truncated, Size = %v, %d; want true, %d", info.Truncated, info.Size, policy.MaxSize+1)
 	}
+	larger := newTestTransport(t, newClock(), Options{MaxSize: 2 * policy.MaxSize})
+	if err := larger.Check(ctx, s.URL+"/past"); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("with MaxSize 1000 KiB: /past %v, want refused", err)
+	}
+	smaller := newTestTransport(t, newClock(), Options{MaxSize: 1000})
+	if err := smaller.Check(ctx, s.URL+"/past"); err != nil {
+		t.Errorf("with MaxSize below 500 KiB: /past %v, want the 500 KiB limit kept", err)
+	}
 }
 
 // countingBase counts the response body bytes read through it.
@@ -241,6 +249,14 @@ func TestStatus3xx(t *testing.T) {
 		tr := newTestTransport(t, newClock(), Options{})
 		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 			t.Errorf("Check(/private) = %v, want refused by the redirect target's rules", err)
+		}
+	})
+	t.Run("negative MaxRedirects follows none", func(t *testing.T) {
+		var hits atomic.Int64
+		srv := redirectServer(t, 301, 1, privateRobots, &hits)
+		tr := newTestTransport(t, newClock(), Options{MaxRedirects: -1})
+		if err := tr.Check(context.Background(), srv.URL+"/private"); err != nil || hits.Load() != 1 {
+			t.Errorf("Check(/private) = %v after %d requests, want allowed (unavailable) after 1", err, hits.Load())
 		}
 	})
 	t.Run("redirect without Location is unavailable", func(t *testing.T) {

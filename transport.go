@@ -76,37 +76,38 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// FetchTimeout bounds one robots.txt fetch, redirects and body
 	// included; a fetch that runs out is an unreachable robots.txt. If
-	// zero, DefaultFetchTimeout is used.
+	// zero or negative, DefaultFetchTimeout is used.
 	FetchTimeout time.Duration
 	// MinDelay is the least time between two requests to one origin. If
-	// zero, DefaultMinDelay is used; if negative, requests are not spaced
-	// unless a Crawl-delay asks for it.
+	// negative, requests are not spaced unless a Crawl-delay asks for it;
+	// if zero, DefaultMinDelay is used.
 	MinDelay time.Duration
 	// MaxCrawlDelay caps how far the Crawl-delay of the crawler's groups
-	// raises the delay between requests to an origin. If zero,
-	// DefaultMaxCrawlDelay is used; if negative, Crawl-delay is ignored.
+	// raises the delay between requests to an origin. If negative,
+	// Crawl-delay is ignored; if zero, DefaultMaxCrawlDelay is used.
 	MaxCrawlDelay time.Duration
 	// Freshness is how long a fetched robots.txt, or a 4xx answer, is
 	// reused before it is fetched again; a shorter Cache-Control max-age
-	// is honoured. If zero, DefaultFreshness (24 hours) is used.
+	// is honoured. If zero or negative, DefaultFreshness (24 hours) is
+	// used.
 	Freshness time.Duration
 	// FallbackAfter is how long an origin's robots.txt must stay
 	// unreachable, refusing every request, before the last good copy is
-	// used instead (or, with none, every request allowed). If zero,
-	// DefaultFallbackAfter (30 days) is used.
+	// used instead (or, with none, every request allowed). If zero or
+	// negative, DefaultFallbackAfter (30 days) is used.
 	FallbackAfter time.Duration
 	// MinBackoff is the wait before the first retry of an unreachable
-	// robots.txt; each further failure doubles it. If zero,
+	// robots.txt; each further failure doubles it. If zero or negative,
 	// DefaultMinBackoff is used.
 	MinBackoff time.Duration
 	// MaxBackoff caps the wait between retries of an unreachable
 	// robots.txt and the pause that a Retry-After can impose on an
-	// origin; it is never more than Freshness. If zero, DefaultMaxBackoff
-	// is used.
+	// origin; it is never more than Freshness. If zero or negative,
+	// DefaultMaxBackoff is used.
 	MaxBackoff time.Duration
 	// MaxRedirects is how many redirects a robots.txt fetch follows before
-	// taking the robots.txt as unavailable. If zero, DefaultMaxRedirects
-	// is used; if negative, none is followed.
+	// taking the robots.txt as unavailable. If negative, none is
+	// followed; if zero, DefaultMaxRedirects is used.
 	MaxRedirects int
 	// MaxSize is how many bytes of a robots.txt are read; content past it
 	// is ignored, cut back to the last complete line. RFC 9309 section 2.5
@@ -165,16 +166,16 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 		now:           opts.Now,
 		sleep:         opts.Sleep,
 		logger:        opts.Logger,
-		fetchTimeout:  orDefault(opts.FetchTimeout, DefaultFetchTimeout),
+		fetchTimeout:  positiveOr(opts.FetchTimeout, DefaultFetchTimeout),
 		minDelay:      max(orDefault(opts.MinDelay, DefaultMinDelay), 0),
 		maxCrawlDelay: max(orDefault(opts.MaxCrawlDelay, DefaultMaxCrawlDelay), 0),
-		freshness:     orDefault(opts.Freshness, DefaultFreshness),
-		fallbackAfter: orDefault(opts.FallbackAfter, DefaultFallbackAfter),
-		minBackoff:    orDefault(opts.MinBackoff, DefaultMinBackoff),
+		freshness:     positiveOr(opts.Freshness, DefaultFreshness),
+		fallbackAfter: positiveOr(opts.FallbackAfter, DefaultFallbackAfter),
+		minBackoff:    positiveOr(opts.MinBackoff, DefaultMinBackoff),
 		maxRedirects:  max(orDefault(opts.MaxRedirects, DefaultMaxRedirects), 0),
 		maxSize:       max(opts.MaxSize, policy.MaxSize),
 	}
-	t.maxBackoff = min(orDefault(opts.MaxBackoff, DefaultMaxBackoff), t.freshness)
+	t.maxBackoff = min(positiveOr(opts.MaxBackoff, DefaultMaxBackoff), t.freshness)
 	t.minBackoff = min(t.minBackoff, t.maxBackoff)
 	t.origins.max = opts.MaxOrigins
 	if t.origins.max <= 0 {
@@ -208,6 +209,14 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 // orDefault returns v, or def when v is zero.
 func orDefault[T int | time.Duration](v, def T) T {
 	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// positiveOr returns v, or def when v is zero or negative.
+func positiveOr(v, def time.Duration) time.Duration {
+	if v <= 0 {
 		return def
 	}
 	return v
