@@ -30,8 +30,7 @@ func originOf(u *url.URL) (string, error) {
 		return "", errNoHost
 	}
 	if strings.Contains(host, ":") {
-		// An IPv6 zone's "%" is escaped as a URL needs it.
-		host = "[" + strings.ReplaceAll(strings.ToLower(host), "%", "%25") + "]"
+		host = "[" + strings.ToLower(host) + "]"
 	} else {
 		var err error
 		if host, err = asciiHost(host); err != nil {
@@ -47,7 +46,9 @@ func originOf(u *url.URL) (string, error) {
 			host += ":" + strconv.FormatUint(n, 10)
 		}
 	}
-	return scheme + "://" + host, nil
+	// url.URL escapes what a host cannot hold literally (an IPv6 zone's
+	// "%", say), so the origin parses back to itself.
+	return (&url.URL{Scheme: scheme, Host: host}).String(), nil
 }
 
 // asciiHost lower-cases host and writes each non-ASCII label as "xn--"

@@ -1,0 +1,80 @@
+package robots
+
+import (
+	"bytes"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzResolveDots checks that a resolved path starts with "/" and has no
+// dot segment left, in any spelling.
+func FuzzResolveDots(f *testing.F) {
+	for _, s := range []string{"/a/../b", "/%2e%2E/x?y", "/./", "/a/b/..", "/..%2f/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		got, ok := resolveDots(uri)
+		if !ok {
+			return
+		}
+		path, _, _ := strings.Cut(got, "?")
+		if !strings.HasPrefix(path, "/") {
+			t.Fatalf("resolveDots(%q) = %q, not a path", uri, got)
+		}
+		for _, seg := range strings.Split(path[1:], "/") {
+			if dotSegment(seg) != "" {
+				t.Fatalf("resolveDots(%q) = %q keeps dot segment %q", uri, got, seg)
+			}
+		}
+	})
+}
+
+// FuzzReadLimited checks that whatever the body, no more than the limit
+// is kept and what is kept ends at a line end.
+func FuzzReadLimited(f *testing.F) {
+	f.Add([]byte("User-agent: *\nDisallow: /x\n"), false)
+	f.Add([]byte(strings.Repeat("a\n", 100)), true)
+	f.Fuzz(func(t *testing.T, body []byte, gzipped bool) {
+		const limit = 64
+		enc := ""
+		if gzipped {
+			enc = "gzip"
+		}
+		kept, _, truncated, err := readLimited(bytes.NewReader(body), enc, limit)
+		if err != nil {
+			return
+		}
+		if len(kept) > limit {
+			t.Fatalf("kept %d bytes, limit %d", len(kept), limit)
+		}
+		if truncated && len(kept) > 0 && !bytes.ContainsAny(kept[len(kept)-1:], "\r\n") {
+			t.Fatalf("truncated body %q ends mid-line", kept)
+		}
+	})
+}
+
+// FuzzOrigin checks that originOf never panics and that an origin it
+// returns parses back as a URL with the same origin.
+func FuzzOrigin(f *testing.F) {
+	for _, s := range []string{"http://Bücher.example:80/", "https://[::1]:443/x", "http://[fe80::1%25en0]/", "http://a.example:0/", "http://%25"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || !isHTTP(u.Scheme) {
+			return
+		}
+		o, err := originOf(u)
+		if err != nil {
+			return
+		}
+		back, err := url.Parse(o)
+		if err != nil {
+			t.Fatalf("origin %q of %q does not parse: %v", o, raw, err)
+		}
+		if again, err := originOf(back); err != nil || again != o {
+			t.Fatalf("origin %q of %q is %q, %v the second time", o, raw, again, err)
+		}
+	})
+}
