@@ -54,8 +54,8 @@ const (
 // crawler only through the "*" groups and uses the defaults above.
 type Options struct {
 	// UserAgent is sent as the User-Agent of robots.txt fetches and of
-	// requests that carry none. Its product token, the leading run of
-	// letters, '-' and '_' ("ExampleBot" in "ExampleBot/1.0
+	// requests that carry none. Its product token, as policy.ProductToken
+	// reads it ("ExampleBot" in "ExampleBot/1.0
 	// (+https://example.com/bot)"), selects the groups that apply, unless
 	// Agents is set. If empty, no User-Agent is added and only the "*"
 	// groups apply.
@@ -182,7 +182,7 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 		t.origins.max = DefaultMaxOrigins
 	}
 	if len(t.tokens) == 0 {
-		if tok := productToken(opts.UserAgent); tok != "" {
+		if tok := policy.ProductToken(opts.UserAgent); tok != "" {
 			t.tokens = []string{tok}
 		}
 	}
@@ -220,18 +220,6 @@ func positiveOr(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
-}
-
-// productToken returns the leading product token of a User-Agent: the
-// letters, '-' and '_' that RFC 9309 section 2.2.1 allows in one.
-func productToken(ua string) string {
-	for i := 0; i < len(ua); i++ {
-		c := ua[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
-			return ua[:i]
-		}
-	}
-	return ua
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
