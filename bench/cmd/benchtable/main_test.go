@@ -12,6 +12,7 @@ import (
 // benchmark the targets need, two runs each.
 const sample = `date: 2026-01-02
 cores: 2
+library: 0123abc
 goos: linux
 goarch: amd64
 pkg: github.com/crawlkit/robots/bench
@@ -98,7 +99,7 @@ func TestWriteTable(t *testing.T) {
 	}
 	table := b.String()
 	for _, tc := range []struct{ name, want string }{
-		{"header names the configuration", "Medians of 2 runs on 2026-01-02; 2 cores, cpu Test CPU, linux/amd64."},
+		{"header names the configuration", "Medians of 2 runs on 2026-01-02, library at 0123abc; 2 cores, cpu Test CPU, linux/amd64."},
 		{"rows put ours and peer side by side with the ratio", "| Parse/corpus | 200 | 400 | 2.00× | 50 | 60 | 5 | 6 | 15.00 | 5.00 |"},
 		{"large values group thousands and missing units show a dash", "| Decide/typical | 12.5 | 1,234,567 | 98765× | 0 | 16 | 0 | 1 | — | — |"},
 		{"decision speed target is met at 10× or more", "| a decision on a typical file is at least 10× faster than the peer's | met | peer/ours 98765× (1 of 1) |"},

@@ -33,9 +33,9 @@ func writeTable(b *strings.Builder, res *results) error {
 		return errors.New("no benchmark named .../ours")
 	}
 
-	fmt.Fprintf(b, "Medians of %d runs on %s; %s cores, cpu %s, %s/%s. ",
-		runs, or(res.config["date"]), or(res.config["cores"]), or(res.config["cpu"]),
-		or(res.config["goos"]), or(res.config["goarch"]))
+	fmt.Fprintf(b, "Medians of %d runs on %s, library at %s; %s cores, cpu %s, %s/%s. ",
+		runs, or(res.config["date"]), or(res.config["library"]), or(res.config["cores"]),
+		or(res.config["cpu"]), or(res.config["goos"]), or(res.config["goarch"]))
 	b.WriteString("Ratio is peer ns/op ÷ ours ns/op: above 1, ours is faster.\n\n")
 	b.WriteString("| benchmark | ns/op ours | ns/op peer | ratio | B/op ours | B/op peer | allocs/op ours | allocs/op peer | MB/s ours | MB/s peer |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
