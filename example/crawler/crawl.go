@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/policy"
 )
 
 const (
@@ -86,7 +87,7 @@ func (c *crawler) run(ctx context.Context) error {
 		return err
 	}
 	defer func() { c.out.summary(c.tr.Stats()) }()
-	c.out.robots(info, productToken(c.cfg.agent))
+	c.out.robots(info, policy.ProductToken(c.cfg.agent))
 	c.add(c.cfg.start)
 	if info.Policy != nil {
 		c.readSitemaps(ctx, info.Policy.Sitemaps())
@@ -280,16 +281,4 @@ func originOf(u *url.URL) string {
 		}
 	}
 	return scheme + "://" + host
-}
-
-// productToken returns the leading product token of a User-Agent, the
-// name robots.txt groups are matched against (RFC 9309 section 2.2.1): the
-// transport selects groups by it.
-func productToken(ua string) string {
-	for i, c := range ua {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
-			return ua[:i]
-		}
-	}
-	return ua
 }

@@ -31,6 +31,8 @@ import (
 	"os/signal"
 	"slices"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // demoAgent is the crawler's User-Agent; its product token, DemoBot, is
@@ -95,8 +97,8 @@ func run(ctx context.Context, args []string, e env) error {
 		return usage("unexpected argument %q: the site to crawl is given with -url", fs.Arg(0))
 	case *maxURLs < 1:
 		return usage("-max must be at least 1, not %d", *maxURLs)
-	case productToken(*agent) == "":
-		return usage("-agent %q does not start with a product token (letters, '-' or '_'), which robots.txt groups are matched against", *agent)
+	case policy.ProductToken(*agent) == "":
+		return usage("-agent %q does not start with a product token (letters, digits, '-' or '_'), which robots.txt groups are matched against", *agent)
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -134,7 +136,7 @@ func demo(ctx context.Context, cfg config, stdout io.Writer) error {
 	out := newReport(stdout, cfg.now)
 	out.printf("Demo: %s crawls a site served on %s through\n"+
 		"robots.Transport. The site's files, robots.txt included, are in\n"+
-		"example/crawler/site/.\n\n", productToken(cfg.agent), cfg.start)
+		"example/crawler/site/.\n\n", policy.ProductToken(cfg.agent), cfg.start)
 	if err := newCrawler(cfg, out).run(ctx); err != nil {
 		return err
 	}
