@@ -7,29 +7,6 @@ import (
 	"testing"
 )
 
-// FuzzResolveDots checks that a resolved path starts with "/" and has no
-// dot segment left, in any spelling.
-func FuzzResolveDots(f *testing.F) {
-	for _, s := range []string{"/a/../b", "/%2e%2E/x?y", "/./", "/a/b/..", "/..%2f/"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, uri string) {
-		got, ok := resolveDots(uri)
-		if !ok {
-			return
-		}
-		path, _, _ := strings.Cut(got, "?")
-		if !strings.HasPrefix(path, "/") {
-			t.Fatalf("resolveDots(%q) = %q, not a path", uri, got)
-		}
-		for _, seg := range strings.Split(path[1:], "/") {
-			if dotSegment(seg) != "" {
-				t.Fatalf("resolveDots(%q) = %q keeps dot segment %q", uri, got, seg)
-			}
-		}
-	})
-}
-
 // FuzzReadLimited checks that whatever the body, no more than the limit
 // is kept and what is kept ends at a line end.
 func FuzzReadLimited(f *testing.F) {

@@ -376,23 +376,14 @@ func (t *Transport) decide(st *state, u *url.URL) error {
 		return t.refused(e)
 	}
 	if rules != nil {
-		uri := u.RequestURI()
-		d := rules.Decide(uri, t.tokens...)
-		resolved := ""
-		if d.Allowed {
-			if r, ok := resolveDots(uri); ok {
-				if d = rules.Decide(r, t.tokens...); !d.Allowed {
-					resolved = r
-				}
-			}
-		}
+		d := rules.DecideRequest(u.RequestURI(), t.tokens...)
 		if !d.Allowed {
 			rule := d.Rule
 			token := d.Token
 			if token == "" || token == "*" {
 				token = t.primaryToken()
 			}
-			return t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: resolved})
+			return t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: d.Resolved})
 		}
 	}
 	t.stats.allowed.Add(1)

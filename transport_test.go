@@ -120,27 +120,6 @@ func TestDotSegments(t *testing.T) {
 	}
 }
 
-// TestResolveDots checks dot-segment removal (RFC 3986 section 5.2.4).
-func TestResolveDots(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"/a/b/../c", "/a/c"},
-		{"/a/..", "/"},
-		{"/..", "/"},
-		{"/a/./b/.", "/a/b/"},
-		{"/a/%2E%2e/b?q=/../x", "/b?q=/../x"},
-		{"/a/b", ""},
-		{"/a/...", ""},
-		{"*", ""},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, ok := resolveDots(tc.in)
-			if ok != (tc.want != "") || got != tc.want {
-				t.Errorf("resolveDots = %q, %v; want %q", got, ok, tc.want)
-			}
-		})
-	}
-}
-
 // TestOrigins checks that every spelling of an origin shares one
 // robots.txt, fetched from its canonical form.
 func TestOrigins(t *testing.T) {

@@ -205,6 +205,10 @@ type Decision struct {
 	Groups []int
 	// Path is the normalised path and query that was matched.
 	Path string
+	// Resolved is set by DecideRequest when the request-URI was allowed
+	// but the same path with its dot segments resolved was refused: that
+	// resolved path and query, as ResolveDots gives it.
+	Resolved string
 }
 
 // String explains the decision in one line, for people.
@@ -214,6 +218,8 @@ func (d Decision) String() string {
 		verdict = "allowed"
 	}
 	switch {
+	case d.Matched && d.Resolved != "":
+		return verdict + " by " + d.Rule.String() + " once dot segments are resolved: " + d.Resolved
 	case d.Matched:
 		return verdict + " by " + d.Rule.String()
 	case d.Path == "/robots.txt":
@@ -248,6 +254,26 @@ func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
 	}
 	if i := sel.set.Lookup(path); i >= 0 {
 		d.Matched, d.Rule, d.Allowed = true, sel.rules[i], sel.rules[i].Allow
+	}
+	return d
+}
+
+// DecideRequest decides a request-URI as a server would see it. It is
+// Decide, and when the request-URI is allowed but its path has dot
+// segments ("/public/../private", "%2E" counting as "."), the path with
+// them resolved is decided too, and refuses if it is refused: servers
+// resolve dot segments, so an encoding trick must not reach a disallowed
+// resource. Decision.Resolved says when the resolved path decided.
+func (r *Robots) DecideRequest(requestURI string, tokens ...string) Decision {
+	d := r.Decide(requestURI, tokens...)
+	if !d.Allowed {
+		return d
+	}
+	if resolved, ok := ResolveDots(requestURI); ok {
+		if dr := r.Decide(resolved, tokens...); !dr.Allowed {
+			dr.Resolved = resolved
+			return dr
+		}
 	}
 	return d
 }

@@ -80,7 +80,7 @@ func Read(r io.Reader) ([]Case, error) {
 	}
 }
 
-// Run decides every case against r.
+// Run decides every case against r, as the transport would decide it.
 func Run(r *policy.Robots, cs []Case) []Result {
 	out := make([]Result, len(cs))
 	for i, c := range cs {
@@ -90,7 +90,7 @@ func Run(r *policy.Robots, cs []Case) []Result {
 			out[i].Err = err
 			continue
 		}
-		out[i].Decision = r.Decide(path, c.Agent)
+		out[i].Decision = r.DecideRequest(path, c.Agent)
 	}
 	return out
 }

@@ -31,7 +31,8 @@ type Warning struct {
 // Decision is the outcome for one URL.
 type Decision struct {
 	URL      string    `json:"url"`
-	Path     string    `json:"path,omitempty"` // normalised path and query
+	Path     string    `json:"path,omitempty"`     // normalised path and query
+	Resolved string    `json:"resolved,omitempty"` // the dot-resolved path that was refused
 	Allowed  bool      `json:"allowed"`
 	Rule     *Rule     `json:"rule,omitempty"`  // nil when no rule matched
 	Token    string    `json:"token,omitempty"` // token whose groups applied; "*" for the fallback
@@ -41,8 +42,8 @@ type Decision struct {
 	Error    string    `json:"error,omitempty"`    // the URL could not be read
 }
 
-// Decide decides rawURL (a path or an http(s) URL) for tokens and explains
-// the outcome, with the warnings of the lines involved: the deciding rule
+// Decide decides rawURL (a path or an http(s) URL) for tokens as the
+// transport would (see policy.Robots.DecideRequest) and explains the outcome, with the warnings of the lines involved: the deciding rule
 // and the groups that applied.
 func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 	out := Decision{URL: rawURL, Groups: []Group{}}
@@ -52,8 +53,8 @@ func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 		out.Reason = err.Error()
 		return out
 	}
-	d := r.Decide(path, tokens...)
-	out.Path, out.Allowed, out.Token, out.Reason = d.Path, d.Allowed, d.Token, d.String()
+	d := r.DecideRequest(path, tokens...)
+	out.Path, out.Resolved, out.Allowed, out.Token, out.Reason = d.Path, d.Resolved, d.Allowed, d.Token, d.String()
 	if d.Matched {
 		out.Rule = ruleOf(d.Rule)
 	}

@@ -32,6 +32,7 @@ func TestDecide(t *testing.T) {
 		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}},
 		{"fallback group", "https://e.example/y", "other", false, &Rule{"disallow", "/", 2}, 1, []int{3}},
 		{"no rule matched", "/public", "a", true, nil, 5, []int{7, 8}},
+		{"dot segments resolved", "/public/../private", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

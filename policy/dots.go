@@ -1,14 +1,14 @@
-package robots
+package policy
 
 import "strings"
 
-// resolveDots returns requestURI with the dot segments of its path removed
+// ResolveDots returns requestURI with the dot segments of its path removed
 // as RFC 3986 section 5.2.4 does, and whether there were any. A segment
 // counts as a dot segment when it is "." or ".." once "%2E" (in either
 // case) is read as ".", because servers decode it before resolving: a
 // request for "/public/%2e%2e/private" reaches "/private". The query is
 // kept as it is.
-func resolveDots(requestURI string) (string, bool) {
+func ResolveDots(requestURI string) (string, bool) {
 	if !strings.HasPrefix(requestURI, "/") {
 		return "", false
 	}
