@@ -44,6 +44,10 @@ type RobotsInfo struct {
 	// ignored.
 	Size      int64
 	Truncated bool
+	// Body is the text of the last good robots.txt as it was parsed:
+	// decoded and cut to Options.MaxSize at a line end. It is nil when the
+	// last good fetch was not parsed, and shared: it must not be modified.
+	Body []byte
 	// Delay is the least time between two requests to the origin: the
 	// transport's minimum raised by the crawler's Crawl-delay.
 	Delay time.Duration
@@ -89,6 +93,9 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		info.Expires = st.rec.Expires
 	}
 	info.Size, info.Truncated = good.Size, good.Truncated
+	if good.Outcome == Parsed {
+		info.Body = good.Body
+	}
 	return info, nil
 }
 

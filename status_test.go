@@ -39,7 +39,7 @@ func TestStatus2xxIsParsed(t *testing.T) {
 				t.Errorf("%d robots.txt fetches, want 1", got)
 			}
 			info, err := tr.Robots(context.Background(), s.URL)
-			if err != nil || info.Outcome != Parsed || info.StatusCode != code || info.Policy == nil {
+			if err != nil || info.Outcome != Parsed || info.StatusCode != code || info.Policy == nil || string(info.Body) != privateRobots {
 				t.Errorf("Robots = %+v, %v", info, err)
 			}
 		})
@@ -72,7 +72,7 @@ func TestStatusSizeLimit(t *testing.T) {
 		}
 	}
 	info, _ := tr.Robots(ctx, s.URL)
-	if !info.Truncated || info.Size != policy.MaxSize+1 {
+	if !info.Truncated || info.Size != policy.MaxSize+1 || len(info.Body) != before {
 		t.Errorf("Truncated, Size = %v, %d; want true, %d", info.Truncated, info.Size, policy.MaxSize+1)
 	}
 	larger := newTestTransport(t, newClock(), Options{MaxSize: 2 * policy.MaxSize})
