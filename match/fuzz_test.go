@@ -1,6 +1,7 @@
 package match
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -113,6 +114,50 @@ func FuzzLookup(f *testing.F) {
 			refMatch(rules[got].Pattern.String(), string(norm))
 		if !same {
 			t.Errorf("rules %q, path %q: Lookup = %d, reference = %d", lines, path, got, want)
+		}
+	})
+}
+
+// refPath normalises one octet at a time, straight from the rules that
+// AppendPath documents.
+func refPath(s string) string {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			v, _ := unhex(s[i+1])
+			w, _ := unhex(s[i+2])
+			c = v<<4 | w
+			i += 2
+			if unreserved(c) {
+				b.WriteByte(c)
+				continue
+			}
+		} else if c != '%' && c > ' ' && c < 0x7f && c != '*' && c != '$' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool { _, ok := unhex(c); return ok }
+
+// FuzzAppendPath checks the fast normaliser against the reference.
+func FuzzAppendPath(f *testing.F) {
+	for _, s := range []string{"/a b", "/caf%c3%a9", "/%7e%2F%zz%", "/x*$#frag", "", "#", "/ü?q=%41"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendPath([]byte("x"), s)[1:]), refPath(s); got != want {
+			t.Errorf("AppendPath(%q) = %q, reference %q", s, got, want)
 		}
 	})
 }

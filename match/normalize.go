@@ -59,27 +59,34 @@ func appendEscaped(dst []byte, c byte) []byte {
 // AppendPath never fails: every string is some path.
 func AppendPath(dst []byte, s string) []byte {
 	start := len(dst)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	for i := 0; i < len(s); {
+		// Copy the run of octets that stay as they are in one go.
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		c := s[j]
+		i = j + 1
 		switch {
 		case c == '#':
 			i = len(s)
-			continue
 		case c == '%':
-			if v, ok := escapeAt(s, i); ok {
+			if v, ok := escapeAt(s, j); ok {
 				if unreserved(v) {
 					dst = append(dst, v)
 				} else {
 					dst = appendEscaped(dst, v)
 				}
-				i += 2
+				i = j + 3
 			} else {
 				dst = append(dst, '%', '2', '5')
 			}
-		case c == '*' || c == '$' || c <= ' ' || c >= 0x7f:
-			dst = appendEscaped(dst, c)
 		default:
-			dst = append(dst, c)
+			dst = appendEscaped(dst, c)
 		}
 	}
 	if len(dst) == start {
@@ -87,6 +94,15 @@ func AppendPath(dst []byte, s string) []byte {
 	}
 	return dst
 }
+
+// plain marks the octets that AppendPath copies unchanged: printable ASCII
+// but for "#", "%", "*" and "$".
+var plain = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = c != '#' && c != '%' && c != '*' && c != '$'
+	}
+	return t
+}()
 
 // escapeAt reads the escape starting at s[i] == '%', reporting whether it
 // is followed by two hex digits.

@@ -10,8 +10,9 @@ import (
 // for concurrent use.
 type Pattern struct {
 	norm     string   // normalised pattern, with its "*" and final "$"
-	segs     [][]byte // literal runs between the wildcards
+	prefix   int32    // length of the literal run before the first "*"
 	anchored bool     // the pattern ended in "$"
+	segs     [][]byte // with a "*": every literal run; nil without one
 }
 
 // Compile normalises a pattern as written in a robots.txt file (see
@@ -28,12 +29,25 @@ func Compile(p string) (Pattern, error) {
 	if anchored {
 		body = body[:len(body)-1]
 	}
-	parts := strings.Split(body, "*")
-	segs := make([][]byte, len(parts))
-	for i, s := range parts {
-		segs[i] = []byte(s)
+	star := strings.IndexByte(body, '*')
+	if star < 0 {
+		// Most patterns are plain prefixes: compared as strings, they need
+		// no copy.
+		return Pattern{norm: norm, prefix: int32(len(body)), anchored: anchored}, nil
 	}
-	return Pattern{norm: norm, segs: segs, anchored: anchored}, nil
+	// One copy holds every run, so bytes.Index can search the path.
+	b := []byte(body)
+	segs := make([][]byte, 0, strings.Count(body, "*")+1)
+	for {
+		i := bytes.IndexByte(b, '*')
+		if i < 0 {
+			segs = append(segs, b)
+			break
+		}
+		segs = append(segs, b[:i:i])
+		b = b[i+1:]
+	}
+	return Pattern{norm: norm, prefix: int32(star), anchored: anchored, segs: segs}, nil
 }
 
 // String returns the normalised pattern.
@@ -45,12 +59,7 @@ func (p Pattern) Len() int { return len(p.norm) }
 
 // Prefix returns the literal text that every matching path starts with:
 // the pattern up to its first wildcard.
-func (p Pattern) Prefix() string {
-	if len(p.segs) == 0 {
-		return ""
-	}
-	return string(p.segs[0])
-}
+func (p Pattern) Prefix() string { return p.norm[:p.prefix] }
 
 // Match reports whether the normalised path (see AppendPath) matches p.
 //
@@ -59,18 +68,15 @@ func (p Pattern) Prefix() string {
 // needs to be undone, so the cost is bounded by the path length times the
 // number of runs, whatever the pattern.
 func (p Pattern) Match(path []byte) bool {
-	if len(p.segs) == 0 {
+	n := int(p.prefix)
+	if p.norm == "" || len(path) < n || string(path[:n]) != p.norm[:n] {
 		return false
 	}
-	first := p.segs[0]
-	if !bytes.HasPrefix(path, first) {
-		return false
+	if p.segs == nil {
+		return !p.anchored || len(path) == n
 	}
 	last := len(p.segs) - 1
-	if last == 0 {
-		return !p.anchored || len(path) == len(first)
-	}
-	pos := len(first)
+	pos := n
 	for _, seg := range p.segs[1:last] {
 		i := bytes.Index(path[pos:], seg)
 		if i < 0 {

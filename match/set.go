@@ -2,7 +2,7 @@ package match
 
 import (
 	"bytes"
-	"sort"
+	"slices"
 )
 
 // Rule is one Allow or Disallow line: a compiled pattern and its kind.
@@ -101,7 +101,17 @@ func commonPrefix(a, b string) int {
 }
 
 func (n *node) sortRules(rules []Rule) {
-	sort.Slice(n.rules, func(i, j int) bool { return better(rules, n.rules[i], n.rules[j]) })
+	if len(n.rules) > 1 {
+		slices.SortFunc(n.rules, func(a, b int32) int {
+			switch {
+			case a == b:
+				return 0
+			case better(rules, a, b):
+				return -1
+			}
+			return 1
+		})
+	}
 	for _, c := range n.children {
 		c.sortRules(rules)
 	}
@@ -143,6 +153,6 @@ func (s *Set) Lookup(path []byte) int {
 // LookupPath normalises a path and query with AppendPath and returns the
 // index of the rule that decides it, or -1 when no rule matches.
 func (s *Set) LookupPath(pathAndQuery string) int {
-	var buf [512]byte
+	var buf [2048]byte
 	return s.Lookup(AppendPath(buf[:0], pathAndQuery))
 }

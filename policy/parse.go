@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/crawlkit/robots/match"
@@ -113,18 +112,20 @@ func (p *parser) line(n int, text []byte) {
 		p.extend(n, "")
 		return
 	}
-	written := string(trim(text[:colon]))
-	value := string(trim(text[colon+1:]))
-	name := strings.ToLower(written)
-	field, ok := fieldNames[name]
+	key := trim(text[:colon])
+	var buf [16]byte
+	// Used only as map keys and in comparisons, name costs no string copy.
+	name := appendLower(buf[:0], key)
+	field, ok := fieldNames[string(name)]
 	switch {
-	case !ok && knownOther[name]:
-		p.warn(n, "%s is not part of RFC 9309; ignored", written)
+	case !ok && knownOther[string(name)]:
+		p.warn(n, "%s is not part of RFC 9309; ignored", key)
 	case !ok:
-		p.warn(n, "unknown field %q; ignored", written)
-	case name != field:
-		p.warn(n, "%q read as %q", written, field)
+		p.warn(n, "unknown field %q; ignored", key)
+	case string(name) != field:
+		p.warn(n, "%q read as %q", key, field)
 	}
+	value := trim(text[colon+1:])
 	p.field(n, field, value)
 	p.extend(n, field)
 }
@@ -138,21 +139,32 @@ func (p *parser) extend(n int, field string) {
 	}
 }
 
-func (p *parser) field(n int, field, value string) {
+func (p *parser) field(n int, field string, value []byte) {
 	switch field {
 	case "user-agent":
-		p.agent(n, value)
+		p.agent(n, string(value))
 	case "allow", "disallow":
-		p.rule(n, field == "allow", value)
+		p.rule(n, field == "allow", string(value))
 	case "sitemap":
-		if value == "" {
+		if len(value) == 0 {
 			p.warn(n, "empty Sitemap; ignored")
 			return
 		}
-		p.r.sitemaps = append(p.r.sitemaps, value)
+		p.r.sitemaps = append(p.r.sitemaps, string(value))
 	case "crawl-delay":
-		p.crawlDelay(n, value)
+		p.crawlDelay(n, string(value))
 	}
+}
+
+// appendLower appends b lower-cased (ASCII only) to dst.
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 func (p *parser) agent(n int, value string) {

@@ -132,8 +132,13 @@ func (r *Robots) selection(groups []int, built map[string]*selection) *selection
 	var compiled []match.Rule
 	for _, gi := range groups {
 		g := &r.groups[gi]
-		s.rules = append(s.rules, g.Rules...)
-		compiled = append(compiled, g.compiled...)
+		if len(groups) == 1 {
+			// Nothing to merge: share the group's own immutable slices.
+			s.rules, compiled = g.Rules, g.compiled
+		} else {
+			s.rules = append(s.rules, g.Rules...)
+			compiled = append(compiled, g.compiled...)
+		}
 		if g.HasCrawlDelay && (!s.hasDelay || g.CrawlDelay > s.delay) {
 			s.delay, s.hasDelay = g.CrawlDelay, true
 		}
@@ -173,13 +178,13 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 
 // Allowed reports whether a crawler with the product token may fetch
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
-// fragment is ignored). It does not allocate for paths up to 512 bytes.
+// fragment is ignored). It does not allocate for paths up to 2,048 bytes.
 func (r *Robots) Allowed(token, pathAndQuery string) bool {
 	sel, _ := r.lookup([]string{token})
 	if sel == nil {
 		return true
 	}
-	var buf [512]byte
+	var buf [2048]byte
 	path := match.AppendPath(buf[:0], pathAndQuery)
 	if string(path) == "/robots.txt" {
 		return true
@@ -237,7 +242,7 @@ func (d Decision) String() string {
 // Allow winning a tie; with no match the path is allowed (section 2.2.2),
 // and /robots.txt is always allowed.
 func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
-	var buf [512]byte
+	var buf [2048]byte
 	path := match.AppendPath(buf[:0], pathAndQuery)
 	d := Decision{Allowed: true, Path: pathAndQuery}
 	if string(path) != pathAndQuery {
