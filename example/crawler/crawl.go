@@ -54,6 +54,7 @@ type crawler struct {
 	origin string
 	out    *report
 
+	rules *policy.Robots  // the origin's robots.txt, nil without rules
 	seen  map[string]bool // every URL queued or visited
 	queue []*url.URL
 }
@@ -88,6 +89,7 @@ func (c *crawler) run(ctx context.Context) error {
 	}
 	defer func() { c.out.summary(c.tr.Stats()) }()
 	c.out.robots(info, policy.ProductToken(c.cfg.agent))
+	c.rules = info.Policy
 	c.add(c.cfg.start)
 	if info.Policy != nil {
 		c.readSitemaps(ctx, info.Policy.Sitemaps())
@@ -133,7 +135,10 @@ func (c *crawler) visit(ctx context.Context, u *url.URL) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxPage))
 		resp.Body.Close()
 	}()
-	note := redirectNote(u, resp)
+	note := c.allowedBy(u)
+	if r := redirectNote(u, resp); r != "" {
+		note = r
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || mt != "text/html" || originOf(resp.Request.URL) != c.origin {
 		c.out.fetched(u, resp.StatusCode, note)
@@ -249,6 +254,18 @@ func links(page []byte) []string {
 		refs = append(refs, html.UnescapeString(strings.TrimSpace(ref)))
 	}
 	return refs
+}
+
+// allowedBy names the Allow rule that let u through, when one did, so
+// that an exception inside a disallowed area shows; "" otherwise.
+func (c *crawler) allowedBy(u *url.URL) string {
+	if c.rules == nil {
+		return ""
+	}
+	if d := c.rules.Decide(u.RequestURI(), policy.ProductToken(c.cfg.agent)); d.Matched && d.Rule.Allow {
+		return d.Rule.String()
+	}
+	return ""
 }
 
 // redirectNote says where u ended up when the client followed redirects.

@@ -127,16 +127,17 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 	got := visits(t, out)
-	refusedBy := func(rule string) []string {
-		return []string{"refused", "", "", fmt.Sprintf("%s (line %d)", rule, ruleLine(t, "DemoBot", rule))}
+	rule := func(rule string) string {
+		return fmt.Sprintf("%s (line %d)", rule, ruleLine(t, "DemoBot", rule))
 	}
+	refusedBy := func(r string) []string { return []string{"refused", "", "", rule(r)} }
 	for _, tc := range []struct {
 		name, uri string
 		want      []string // what, status, note
 	}{
 		{"sitemap from robots.txt is read", "/sitemap.xml", []string{"fetched", "200", "", "sitemap, 6 URLs"}},
 		{"start page is fetched", "/", []string{"fetched", "200", "", ""}},
-		{"page listed only in the sitemap is fetched", "/private/press-kit/", []string{"fetched", "200", "", ""}},
+		{"Allow exception inside a disallowed area is fetched and named", "/private/press-kit/", []string{"fetched", "200", "", rule("Allow: /private/press-kit/")}},
 		{"relative link is followed", "/team", []string{"fetched", "200", "", ""}},
 		{"missing page is fetched with its status", "/contact", []string{"fetched", "404", "", ""}},
 		{"own group's Disallow refuses", "/private/report", refusedBy("Disallow: /private/")},
@@ -281,6 +282,28 @@ func TestURL(t *testing.T) {
 		}
 		if w := clk.Waits(); fmt.Sprint(w) != "[1s 1s]" {
 			t.Errorf("waits %v, want the default minimum delay 1s between requests", w)
+		}
+	})
+
+	t.Run("interrupt during a politeness wait ends the crawl with its summary", func(t *testing.T) {
+		srv, hits := newServer(t, http.NotFound, endless)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		clk := newClock()
+		var out bytes.Buffer
+		err := run(ctx, []string{"-url", srv.URL + "/1"}, env{stdout: &out, stderr: &out, now: clk.Now,
+			sleep: func(ctx context.Context, d time.Duration) error {
+				cancel() // as Ctrl-C would, while the second request waits
+				return ctx.Err()
+			}})
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "crawl interrupted") {
+			t.Errorf("err = %v, want the crawl interrupted", err)
+		}
+		if want := "Summary after 0s\n  fetched    1  200: 1\n  refused    0\n  errors     0\n"; !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+		if h := hits(); fmt.Sprint(h) != "[/1]" {
+			t.Errorf("site was sent %q, want only /1", h)
 		}
 	})
 
