@@ -64,23 +64,23 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	if !isHTTP(u.Scheme) {
 		return RobotsInfo{}, fmt.Errorf("robots: %q is not an http or https URL", u.Redacted())
 	}
-	key, err := originOf(u)
+	o, err := t.lookupOrigin(u)
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	st, err := t.state(ctx, t.origins.get(key))
+	st, now, err := t.state(ctx, o, t.now())
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	rules, _, fallback := st.rules(t.now(), t.fallbackAfter)
+	rules, _, fallback := st.rules(now, t.fallbackAfter)
 	info := RobotsInfo{
-		Origin:     key,
+		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
 		StatusCode: st.rec.Status,
 		Policy:     rules,
 		FetchedAt:  st.rec.FetchedAt,
 		Fallback:   fallback,
-		Delay:      t.delayFor(rules),
+		Delay:      t.delayFor(rules.Agent(t.tokens...)),
 	}
 	good := st.rec
 	if st.rec.Outcome == Unreachable {

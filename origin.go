@@ -14,7 +14,8 @@ var errNoHost = errors.New("robots: URL has no host")
 
 // isHTTP reports whether scheme is one that robots.txt governs.
 func isHTTP(scheme string) bool {
-	return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+	return scheme == "http" || scheme == "https" ||
+		strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
 }
 
 // originOf returns the origin whose robots.txt governs u, as
@@ -173,4 +174,59 @@ func pcAdapt(delta, points int, first bool) int {
 		k += pcBase
 	}
 	return k + (pcBase-pcTMin+1)*delta/(delta+pcSkew)
+}
+
+// lookupOrigin returns the in-memory origin of u. An origin already
+// spelled canonically, the usual case, is looked up without building its
+// key as a string.
+func (t *Transport) lookupOrigin(u *url.URL) (*origin, error) {
+	var buf [128]byte
+	if key, ok := appendCanonicalOrigin(buf[:0], u); ok {
+		return t.origins.get(key), nil
+	}
+	key, err := originOf(u)
+	if err != nil {
+		return nil, err
+	}
+	return t.origins.get([]byte(key)), nil
+}
+
+// appendCanonicalOrigin appends the origin of u to dst when u spells it as
+// originOf would: a lower-case http or https scheme, a host of lower-case
+// ASCII letters, digits, '.' and '-', and no port or one without leading
+// zeros that is not the scheme's default. Otherwise it reports false, and
+// originOf must build the origin.
+func appendCanonicalOrigin(dst []byte, u *url.URL) ([]byte, bool) {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return dst, false
+	}
+	host, port, hasPort := u.Host, "", false
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host, port, hasPort = host[:i], host[i+1:], true
+	}
+	if host == "" {
+		return dst, false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return dst, false
+		}
+	}
+	if hasPort {
+		n := 0
+		for i := 0; i < len(port); i++ {
+			if c := port[i]; '0' <= c && c <= '9' && i < 5 {
+				n = n*10 + int(c-'0')
+			} else {
+				return dst, false
+			}
+		}
+		if port == "" || port[0] == '0' || n > 65535 ||
+			u.Scheme == "http" && n == 80 || u.Scheme == "https" && n == 443 {
+			return dst, false
+		}
+	}
+	dst = append(dst, u.Scheme...)
+	dst = append(dst, "://"...)
+	return append(dst, u.Host...), true
 }

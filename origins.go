@@ -2,6 +2,7 @@ package robots
 
 import (
 	"container/list"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -34,11 +35,19 @@ func (o *origin) set(st *state) {
 	o.mu.Unlock()
 }
 
-// originTable holds at most max origins in memory, forgetting the least
-// recently used first. A forgotten origin's robots state stays in the
-// store; its politeness schedule starts afresh. It is safe for concurrent
-// use.
+// originTable holds at most a fixed number of origins in memory,
+// forgetting the least recently used first. A forgotten origin's robots
+// state stays in the store; its politeness schedule starts afresh. It is
+// safe for concurrent use: the origins are spread over shards, each with
+// its own lock, so that requests to different origins do not queue on one
+// lock.
 type originTable struct {
+	shards []originShard
+	seed   maphash.Seed
+}
+
+// originShard is one lock's worth of an originTable.
+type originShard struct {
 	max int
 
 	// mu protects m and lru.
@@ -47,29 +56,57 @@ type originTable struct {
 	lru list.List                // most recently used first
 }
 
-// get returns the origin for key, creating it if needed.
-func (tb *originTable) get(key string) *origin {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	if e, ok := tb.m[key]; ok {
-		tb.lru.MoveToFront(e)
+// minPerShard is the fewest origins a shard holds: below it, a table is
+// one shard, so that a small bound is kept exactly.
+const minPerShard = 256
+
+// init makes a table that holds at most max origins.
+func (tb *originTable) init(max int) {
+	n := min(64, max/minPerShard)
+	if n < 1 {
+		n = 1
+	}
+	tb.seed = maphash.MakeSeed()
+	tb.shards = make([]originShard, n)
+	for i := range tb.shards {
+		// Spread max exactly: the first max%n shards hold one more.
+		tb.shards[i].max = max / n
+		if i < max%n {
+			tb.shards[i].max++
+		}
+	}
+}
+
+// get returns the origin for key, creating it if needed. key is only
+// copied when the origin is new, so callers may pass a reused buffer.
+func (tb *originTable) get(key []byte) *origin {
+	sh := &tb.shards[maphash.Bytes(tb.seed, key)%uint64(len(tb.shards))]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e, ok := sh.m[string(key)]; ok {
+		sh.lru.MoveToFront(e)
 		return e.Value.(*origin)
 	}
-	if tb.m == nil {
-		tb.m = make(map[string]*list.Element)
+	if sh.m == nil {
+		sh.m = make(map[string]*list.Element)
 	}
-	o := &origin{key: key}
-	tb.m[key] = tb.lru.PushFront(o)
-	for tb.lru.Len() > tb.max {
-		old := tb.lru.Remove(tb.lru.Back()).(*origin)
-		delete(tb.m, old.key)
+	o := &origin{key: string(key)}
+	sh.m[o.key] = sh.lru.PushFront(o)
+	for sh.lru.Len() > sh.max {
+		old := sh.lru.Remove(sh.lru.Back()).(*origin)
+		delete(sh.m, old.key)
 	}
 	return o
 }
 
 // len returns the number of origins held.
 func (tb *originTable) len() int {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return tb.lru.Len()
+	n := 0
+	for i := range tb.shards {
+		sh := &tb.shards[i]
+		sh.mu.Lock()
+		n += sh.lru.Len()
+		sh.mu.Unlock()
+	}
+	return n
 }

@@ -13,14 +13,14 @@ import (
 )
 
 // delayFor returns the least time between two requests to an origin whose
-// rules in force are rules (nil when none): Options.MinDelay, raised by the
+// robots.txt holds the crawler to agent: Options.MinDelay, raised by the
 // Crawl-delay of the crawler's groups up to Options.MaxCrawlDelay.
 // Crawl-delay is not part of RFC 9309; it paces requests and never decides
 // them.
-func (t *Transport) delayFor(rules *policy.Robots) time.Duration {
+func (t *Transport) delayFor(agent policy.Agent) time.Duration {
 	d := t.minDelay
-	if rules != nil && t.maxCrawlDelay > 0 {
-		if cd, ok := rules.CrawlDelay(t.tokens...); ok {
+	if t.maxCrawlDelay > 0 {
+		if cd, ok := agent.CrawlDelay(); ok {
 			d = max(d, min(cd, t.maxCrawlDelay))
 		}
 	}
@@ -32,10 +32,14 @@ func (t *Transport) delayFor(rules *policy.Robots) time.Duration {
 // Retry-After asked for. The slot is taken from a rate.Limiter at the
 // injected clock's time and the wait itself is Options.Sleep, so a test
 // drives both without real time passing. When ctx ends first the slot is
-// given back and ctx.Err() returned.
-func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration) error {
-	now := t.now()
+// given back and ctx.Err() returned. now is the time of the request.
+func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) error {
 	o.mu.Lock()
+	if delay <= 0 && !o.pausedUntil.After(now) {
+		// Nothing to space requests by: no slot to take.
+		o.mu.Unlock()
+		return nil
+	}
 	switch {
 	case o.lim == nil:
 		o.lim = rate.NewLimiter(rate.Every(delay), 1)

@@ -177,10 +177,11 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 	}
 	t.maxBackoff = min(positiveOr(opts.MaxBackoff, DefaultMaxBackoff), t.freshness)
 	t.minBackoff = min(t.minBackoff, t.maxBackoff)
-	t.origins.max = opts.MaxOrigins
-	if t.origins.max <= 0 {
-		t.origins.max = DefaultMaxOrigins
+	maxOrigins := opts.MaxOrigins
+	if maxOrigins <= 0 {
+		maxOrigins = DefaultMaxOrigins
 	}
+	t.origins.init(maxOrigins)
 	if len(t.tokens) == 0 {
 		if tok := policy.ProductToken(opts.UserAgent); tok != "" {
 			t.tokens = []string{tok}
@@ -196,7 +197,7 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 		t.logger = slog.New(slog.DiscardHandler)
 	}
 	if t.store == nil {
-		t.store = NewMemoryCache(2*t.origins.max, DefaultCacheBytes)
+		t.store = NewMemoryCache(2*maxOrigins, DefaultCacheBytes)
 	}
 	t.fetcher = &httpcache.Transport{
 		Transport:           guardedTransport{base},
@@ -239,27 +240,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	key, err := originOf(req.URL)
+	o, err := t.lookupOrigin(req.URL)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	o := t.origins.get(key)
-	st := o.current()
-	if req.URL.RequestURI() != "/robots.txt" {
-		if st, err = t.state(ctx, o); err == nil {
-			err = t.decide(st, req.URL)
+	now := t.now()
+	var agent policy.Agent
+	if uri := req.URL.RequestURI(); uri != "/robots.txt" {
+		var st *state
+		if st, now, err = t.state(ctx, o, now); err == nil {
+			agent, err = t.decide(st, req.URL, uri, now)
 		}
 		if err != nil {
 			closeBody(req)
 			return nil, err
 		}
+	} else if st := o.current(); st != nil {
+		// robots.txt itself is always allowed, but paced like any request.
+		agent, _ = t.agentAt(st, now)
 	}
-	var rules *policy.Robots
-	if st != nil {
-		rules, _, _ = st.rules(t.now(), t.fallbackAfter)
-	}
-	if err := t.wait(ctx, o, t.delayFor(rules)); err != nil {
+	if err := t.wait(ctx, o, t.delayFor(agent), now); err != nil {
 		closeBody(req)
 		return nil, err
 	}
@@ -299,18 +300,20 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if !isHTTP(u.Scheme) {
 		return nil
 	}
-	key, err := originOf(u)
+	o, err := t.lookupOrigin(u)
 	if err != nil {
 		return err
 	}
-	if u.RequestURI() == "/robots.txt" {
+	uri := u.RequestURI()
+	if uri == "/robots.txt" {
 		return nil
 	}
-	st, err := t.state(ctx, t.origins.get(key))
+	st, now, err := t.state(ctx, o, t.now())
 	if err != nil {
 		return err
 	}
-	return t.decide(st, u)
+	_, err = t.decide(st, u, uri, now)
+	return err
 }
 
 // CloseIdleConnections closes the idle connections of the base
@@ -325,20 +328,23 @@ func (t *Transport) CloseIdleConnections() {
 // held or is due. Concurrent callers share one fetch. The fetch runs
 // detached from ctx, under its own timeout, so a caller whose context ends
 // returns at once with ctx.Err() while the fetch goes on for the others.
-func (t *Transport) state(ctx context.Context, o *origin) (*state, error) {
-	if st := o.current(); st != nil && !st.due(t.now()) {
-		return st, nil
+//
+// now is the time of the caller's request; state returns it, or the time
+// after the fetch when it had to wait for one.
+func (t *Transport) state(ctx context.Context, o *origin, now time.Time) (*state, time.Time, error) {
+	if st := o.current(); st != nil && !st.due(now) {
+		return st, now, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, now, err
 	}
 	detached := context.WithoutCancel(ctx)
 	ch := t.flight.DoChan(o.key, func() (any, error) { return t.refresh(detached, o), nil })
 	select {
 	case r := <-ch:
-		return r.Val.(*state), nil
+		return r.Val.(*state), t.now(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, now, ctx.Err()
 	}
 }
 
@@ -366,28 +372,36 @@ func (t *Transport) refresh(ctx context.Context, o *origin) *state {
 	return st
 }
 
-// decide returns the *DisallowedError refusing u under st, or nil. Both
-// the request-URI as it will be sent and, when its path has dot segments,
-// the resolved path must be allowed, since servers resolve them.
-func (t *Transport) decide(st *state, u *url.URL) error {
-	rules, refuse, _ := st.rules(t.now(), t.fallbackAfter)
+// agentAt returns what the crawler is held to under st at now: the groups
+// of the rules in force for its tokens (none when every request is
+// allowed), or refuse when every request is refused.
+func (t *Transport) agentAt(st *state, now time.Time) (agent policy.Agent, refuse bool) {
+	rules, refuse, _ := st.rules(now, t.fallbackAfter)
+	return rules.Agent(t.tokens...), refuse
+}
+
+// decide returns the *DisallowedError refusing u, whose request-URI is
+// uri, under st at now, or nil with the groups that allowed it. Both the
+// request-URI as it will be sent and, when its path has dot segments, the
+// resolved path must be allowed, since servers resolve them.
+func (t *Transport) decide(st *state, u *url.URL, uri string, now time.Time) (policy.Agent, error) {
+	agent, refuse := t.agentAt(st, now)
 	if refuse {
 		e := &DisallowedError{URL: u.Redacted(), Token: t.primaryToken(), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
-		return t.refused(e)
+		return agent, t.refused(e)
 	}
-	if rules != nil {
-		d := rules.DecideRequest(u.RequestURI(), t.tokens...)
-		if !d.Allowed {
-			rule := d.Rule
-			token := d.Token
-			if token == "" || token == "*" {
-				token = t.primaryToken()
-			}
-			return t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: d.Resolved})
+	if !agent.AllowedRequest(uri) {
+		// Refused: only now is the explanation worth building.
+		d := agent.DecideRequest(uri)
+		token := d.Token
+		if token == "" || token == "*" {
+			token = t.primaryToken()
 		}
+		rule := d.Rule // a copy, so that d itself stays off the heap
+		return agent, t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: d.Resolved})
 	}
 	t.stats.allowed.Add(1)
-	return nil
+	return agent, nil
 }
 
 // refused counts and logs a refusal and returns it.

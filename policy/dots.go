@@ -13,6 +13,11 @@ func ResolveDots(requestURI string) (string, bool) {
 		return "", false
 	}
 	path, query, hasQuery := strings.Cut(requestURI, "?")
+	if !strings.Contains(path, "/.") && !strings.Contains(path, "/%2") {
+		// A dot segment starts right after a slash, with "." or "%2E":
+		// without either, the common case, there is none.
+		return "", false
+	}
 	segs := strings.Split(path[1:], "/")
 	dots := false
 	for _, s := range segs {

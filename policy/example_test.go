@@ -83,3 +83,18 @@ func ExampleProductToken() {
 	// ExampleBot
 	// MJ12bot
 }
+
+func ExampleRobots_Agent() {
+	r := policy.Parse([]byte(exampleFile))
+	bot := r.Agent("ExampleBot-News", "ExampleBot") // chosen once, used for many paths
+	delay, _ := bot.CrawlDelay()
+	fmt.Println(bot.Token(), delay)
+	for _, path := range []string{"/drafts/1", "/paper.pdf", "/private/x"} {
+		fmt.Println(path, bot.Allowed(path))
+	}
+	// Output:
+	// ExampleBot 2s
+	// /drafts/1 false
+	// /paper.pdf false
+	// /private/x true
+}

@@ -22,6 +22,9 @@ func FuzzParse(f *testing.F) {
 		if got := r.Allowed(token, path); got != d.Allowed {
 			t.Errorf("Allowed = %v, Decide = %+v", got, d)
 		}
+		if got, dr := r.Agent(token).AllowedRequest(path), r.DecideRequest(path, token); got != dr.Allowed {
+			t.Errorf("AllowedRequest = %v, DecideRequest = %+v", got, dr)
+		}
 		for _, w := range r.Warnings() {
 			if w.Line < 1 || w.Line > r.Lines() {
 				t.Errorf("warning on line %d of %d: %s", w.Line, r.Lines(), w.Message)

@@ -151,6 +151,9 @@ func (r *Robots) selection(groups []int, built map[string]*selection) *selection
 // lookup returns the selection for the first token that has a group, or
 // the "*" groups, with the token that chose it ("*" for the fallback).
 func (r *Robots) lookup(tokens []string) (*selection, string) {
+	if r == nil {
+		return nil, ""
+	}
 	for _, t := range tokens {
 		if t == "*" {
 			break
@@ -180,17 +183,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
 // fragment is ignored). It does not allocate for paths up to 2,048 bytes.
 func (r *Robots) Allowed(token, pathAndQuery string) bool {
-	sel, _ := r.lookup([]string{token})
-	if sel == nil {
-		return true
-	}
-	var buf [2048]byte
-	path := match.AppendPath(buf[:0], pathAndQuery)
-	if string(path) == "/robots.txt" {
-		return true
-	}
-	i := sel.set.Lookup(path)
-	return i < 0 || sel.rules[i].Allow
+	return r.Agent(token).Allowed(pathAndQuery)
 }
 
 // Decision is the outcome of Decide, with its explanation.
@@ -240,58 +233,20 @@ func (d Decision) String() string {
 // the first token that has any apply, else the "*" groups (RFC 9309
 // section 2.2.1). Within them the longest matching pattern decides, an
 // Allow winning a tie; with no match the path is allowed (section 2.2.2),
-// and /robots.txt is always allowed.
+// and /robots.txt is always allowed. It is shorthand for
+// r.Agent(tokens...).Decide(pathAndQuery).
 func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
-	var buf [2048]byte
-	path := match.AppendPath(buf[:0], pathAndQuery)
-	d := Decision{Allowed: true, Path: pathAndQuery}
-	if string(path) != pathAndQuery {
-		// Most paths need no normalising; only the others cost a copy.
-		d.Path = string(path)
-	}
-	sel, token := r.lookup(tokens)
-	if sel == nil {
-		return d
-	}
-	d.Token, d.Groups = token, sel.groups
-	if d.Path == "/robots.txt" {
-		return d
-	}
-	if i := sel.set.Lookup(path); i >= 0 {
-		d.Matched, d.Rule, d.Allowed = true, sel.rules[i], sel.rules[i].Allow
-	}
-	return d
+	return r.Agent(tokens...).Decide(pathAndQuery)
 }
 
-// DecideRequest decides a request-URI as a server would see it. It is
-// Decide, and when the request-URI is allowed but its path has dot
-// segments ("/public/../private", "%2E" counting as "."), the path with
-// them resolved is decided too, and refuses if it is refused: servers
-// resolve dot segments, so an encoding trick must not reach a disallowed
-// resource. Decision.Resolved says when the resolved path decided.
+// DecideRequest is shorthand for r.Agent(tokens...).DecideRequest(requestURI).
 func (r *Robots) DecideRequest(requestURI string, tokens ...string) Decision {
-	d := r.Decide(requestURI, tokens...)
-	if !d.Allowed {
-		return d
-	}
-	if resolved, ok := ResolveDots(requestURI); ok {
-		if dr := r.Decide(resolved, tokens...); !dr.Allowed {
-			dr.Resolved = resolved
-			return dr
-		}
-	}
-	return d
+	return r.Agent(tokens...).DecideRequest(requestURI)
 }
 
-// CrawlDelay returns the largest Crawl-delay of the groups that apply to
-// tokens (chosen as by Decide), and whether any of them has one.
-// Crawl-delay is not part of RFC 9309; it is meant only for pacing.
+// CrawlDelay is shorthand for r.Agent(tokens...).CrawlDelay().
 func (r *Robots) CrawlDelay(tokens ...string) (time.Duration, bool) {
-	sel, _ := r.lookup(tokens)
-	if sel == nil {
-		return 0, false
-	}
-	return sel.delay, sel.hasDelay
+	return r.Agent(tokens...).CrawlDelay()
 }
 
 // Groups returns the file's groups in file order.
