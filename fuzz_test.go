@@ -34,7 +34,8 @@ func FuzzReadLimited(f *testing.F) {
 // FuzzOrigin checks that originOf never panics and that an origin it
 // returns parses back as a URL with the same origin.
 func FuzzOrigin(f *testing.F) {
-	for _, s := range []string{"http://Bücher.example:80/", "https://[::1]:443/x", "http://[fe80::1%25en0]/", "http://a.example:0/", "http://%25"} {
+	for _, s := range []string{"http://Bücher.example:80/", "https://[::1]:443/x", "http://[fe80::1%25en0]/", "http://a.example:0/", "http://%25",
+		"http://a.example:8080/", "https://a.example:443/", "http://a.example:080/", "http://a.example:99999/", "http://a.example:/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -43,6 +44,9 @@ func FuzzOrigin(f *testing.F) {
 			return
 		}
 		o, err := originOf(u)
+		if fast, ok := appendCanonicalOrigin(nil, u); ok && (err != nil || string(fast) != o) {
+			t.Fatalf("fast origin of %q is %q, originOf gives %q, %v", raw, fast, o, err)
+		}
 		if err != nil {
 			return
 		}
