@@ -35,16 +35,21 @@ PASS
 ok  	github.com/crawlkit/robots/bench	1.0s
 `
 
-func TestTrimProcs(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
-		{"GOMAXPROCS suffix is dropped", "Decide/typical/ours-2", "Decide/typical/ours"},
-		{"no suffix when GOMAXPROCS is 1", "Decide/typical/ours", "Decide/typical/ours"},
-		{"dash inside an element is kept", "Decide/rules-20k/ours", "Decide/rules-20k/ours"},
-		{"dash before a later element is kept", "Decide/a-2/ours", "Decide/a-2/ours"},
+func TestSplitProcs(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     benchKey
+	}{
+		{"GOMAXPROCS suffix is split off", "Decide/typical/ours-2", benchKey{"Decide/typical/ours", 2}},
+		{"no suffix means GOMAXPROCS 1", "Decide/typical/ours", benchKey{"Decide/typical/ours", 1}},
+		{"dash inside an element is kept", "Decide/rules-20k/ours", benchKey{"Decide/rules-20k/ours", 1}},
+		{"dash before a later element is kept", "Decide/a-2/ours", benchKey{"Decide/a-2/ours", 1}},
+		{"dash and number in the last element split", "TransportOverhead/transport-adds-agent-2", benchKey{"TransportOverhead/transport-adds-agent", 2}},
+		{"zero is not a GOMAXPROCS", "X/ours-0", benchKey{"X/ours-0", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := trimProcs(tc.in); got != tc.want {
-				t.Errorf("trimProcs(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := splitProcs(tc.in); got != tc.want {
+				t.Errorf("splitProcs(%q) = %v, want %v", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -57,19 +62,65 @@ func TestMedian(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, bench, unit string
+		procs             int
 		want              float64
 		ok                bool
 	}{
-		{"even count averages the middle two", "Parse/corpus/ours", "ns/op", 200, true},
-		{"odd count takes the middle", "Decide/typical/ours", "ns/op", 12.5, true},
-		{"every unit is kept", "Parse/corpus/peer", "MB/s", 5, true},
-		{"missing unit is reported", "Decide/corpus/ours", "MB/s", 0, false},
-		{"missing benchmark is reported", "Decide/stars/ours", "ns/op", 0, false},
+		{"even count averages the middle two", "Parse/corpus/ours", "ns/op", 2, 200, true},
+		{"odd count takes the middle", "Decide/typical/ours", "ns/op", 2, 12.5, true},
+		{"every unit is kept", "Parse/corpus/peer", "MB/s", 2, 5, true},
+		{"missing unit is reported", "Decide/corpus/ours", "MB/s", 2, 0, false},
+		{"missing benchmark is reported", "Decide/stars/ours", "ns/op", 2, 0, false},
+		{"other GOMAXPROCS is another benchmark", "Parse/corpus/ours", "ns/op", 1, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := res.median(tc.bench, tc.unit)
+			got, ok := res.median(benchKey{tc.bench, tc.procs}, tc.unit)
 			if got != tc.want || ok != tc.ok {
-				t.Errorf("median(%s, %s) = %v, %t; want %v, %t", tc.bench, tc.unit, got, ok, tc.want, tc.ok)
+				t.Errorf("median(%s-%d, %s) = %v, %t; want %v, %t", tc.bench, tc.procs, tc.unit, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestOnly(t *testing.T) {
+	res, err := parseOutput(strings.NewReader("BenchmarkX/ours 10 1 ns/op\nBenchmarkY/ours 10 1 ns/op\nBenchmarkY/ours-2 10 1 ns/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, bench string
+		want        benchKey
+		ok          bool
+	}{
+		{"one GOMAXPROCS gives its key", "X/ours", benchKey{"X/ours", 1}, true},
+		{"two GOMAXPROCS values are an error", "Y/ours", benchKey{}, false},
+		{"a benchmark that did not run is an error", "Z/ours", benchKey{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := res.only(tc.bench)
+			if got != tc.want || (err == nil) != tc.ok {
+				t.Errorf("only(%s) = %v, %v; want %v and error %t", tc.bench, got, err, tc.want, !tc.ok)
+			}
+		})
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	for _, tc := range []struct {
+		name, unit, want string
+		v                float64
+	}{
+		{"thousands are grouped", "ns/op", "1,234,567", 1234567},
+		{"small fractions keep two decimals", "ns/op", "2.50", 2.5},
+		{"fractions under 100 keep one decimal", "ns/op", "12.5", 12.5},
+		{"larger values are rounded", "ns/op", "791", 790.6},
+		{"throughput keeps two decimals", "MB/s", "180.00", 180},
+		{"a negative difference keeps its grouping", "ns/op", "−123", -123},
+		{"a large negative difference keeps its grouping", "ns/op", "−1,234", -1234},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := formatValue(tc.v, tc.unit); got != tc.want {
+				t.Errorf("formatValue(%v, %s) = %q, want %q", tc.v, tc.unit, got, tc.want)
 			}
 		})
 	}
@@ -88,13 +139,13 @@ func TestParseOutputRejectsMalformedResults(t *testing.T) {
 	}
 }
 
-func TestWriteTable(t *testing.T) {
+func TestWriteComparison(t *testing.T) {
 	res, err := parseOutput(strings.NewReader(sample))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := writeTable(&b, res); err != nil {
+	if err := writeComparison(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	table := b.String()
@@ -145,10 +196,11 @@ func TestCheckRatio(t *testing.T) {
 	}
 }
 
-func TestWriteTableNeedsPairs(t *testing.T) {
+func TestWriteComparisonNeedsPairs(t *testing.T) {
 	for _, tc := range []struct{ name, in string }{
 		{"no ours benchmark", "BenchmarkX/peer-2 10 100 ns/op\n"},
 		{"ours without peer", "BenchmarkX/ours-2 10 100 ns/op\n"},
+		{"ours at two GOMAXPROCS values", "BenchmarkX/ours 10 100 ns/op\nBenchmarkX/ours-2 10 100 ns/op\nBenchmarkX/peer-2 10 100 ns/op\n"},
 		{"target benchmark missing", "BenchmarkX/ours-2 10 100 ns/op\nBenchmarkX/peer-2 10 100 ns/op\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,8 +209,8 @@ func TestWriteTableNeedsPairs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			if err := writeTable(&b, res); err == nil {
-				t.Errorf("writeTable succeeded:\n%s", b.String())
+			if err := writeComparison(&b, res); err == nil {
+				t.Errorf("writeComparison succeeded:\n%s", b.String())
 			}
 		})
 	}
@@ -167,37 +219,64 @@ func TestWriteTableNeedsPairs(t *testing.T) {
 func TestRunWritesBetweenMarkers(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "bench.txt")
-	readme := filepath.Join(dir, "README.md")
-	if err := os.WriteFile(input, []byte(sample), 0o644); err != nil {
+	if err := os.WriteFile(input, []byte(sample+transportSample), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc := "# Title\n\n" + beginMarker + "old table\n" + endMarker + "\nafter\n"
-	if err := os.WriteFile(readme, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := run(readme, []string{input}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(readme)
+	res, err := parseOutput(strings.NewReader(sample + transportSample))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want strings.Builder
-	res, _ := parseOutput(strings.NewReader(sample))
-	if err := writeTable(&want, res); err != nil {
+	var comparison, transport strings.Builder
+	if err := writeComparison(&comparison, res); err != nil {
 		t.Fatal(err)
 	}
-	if s := string(got); s != "# Title\n\n"+beginMarker+want.String()+endMarker+"\nafter\n" {
-		t.Errorf("README after -w:\n%s", s)
+	if err := writeTransport(&transport, res); err != nil {
+		t.Fatal(err)
 	}
+	cmp, tr := blocks[0], blocks[1]
+	for _, tc := range []struct {
+		name, doc, want string // want "" when run must fail
+	}{
+		{"both tables replace the text between their markers",
+			"# Title\n\n" + cmp.begin + "old table\n" + cmp.end + "\nmiddle\n" + tr.begin + "old\n" + tr.end + "after\n",
+			"# Title\n\n" + cmp.begin + comparison.String() + cmp.end + "\nmiddle\n" + tr.begin + transport.String() + tr.end + "after\n"},
+		{"the order of the blocks in the file does not matter",
+			tr.begin + tr.end + cmp.begin + cmp.end,
+			tr.begin + transport.String() + tr.end + cmp.begin + comparison.String() + cmp.end},
+		{"a file without markers is an error", "# no markers\n", ""},
+		{"a file without the transport markers is an error", cmp.begin + cmp.end, ""},
+		{"an end marker before its begin marker is an error", cmp.begin + cmp.end + tr.end + tr.begin, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			readme := filepath.Join(t.TempDir(), "README.md")
+			if err := os.WriteFile(readme, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := run(readme, []string{input}, nil, nil)
+			if tc.want == "" {
+				if err == nil {
+					t.Error("run succeeded")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(readme); err != nil || string(got) != tc.want {
+				t.Errorf("README after -w (%v):\n%s\nwant:\n%s", err, got, tc.want)
+			}
+		})
+	}
+}
 
-	t.Run("file without markers is an error", func(t *testing.T) {
-		plain := filepath.Join(dir, "plain.md")
-		if err := os.WriteFile(plain, []byte("# no markers\n"), 0o644); err != nil {
-			t.Fatal(err)
+func TestRunPrintsBothTables(t *testing.T) {
+	var out strings.Builder
+	if err := run("", nil, strings.NewReader(sample+transportSample), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Parse/corpus | 200 | 400 |", "| TransportCheck | 1,200 | 1,100 |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
-		if err := run(plain, []string{input}, nil, nil); err == nil {
-			t.Error("run succeeded on a file without markers")
-		}
-	})
+	}
 }

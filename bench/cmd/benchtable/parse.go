@@ -9,14 +9,20 @@ import (
 	"strings"
 )
 
-// results holds every sample of a benchmark output, by benchmark name
-// (without "Benchmark" and the GOMAXPROCS suffix) and unit.
+// benchKey names the samples of one benchmark at one GOMAXPROCS: go test
+// -cpu 1,2 runs every benchmark twice, and the two must not be mixed.
+type benchKey struct {
+	name  string // without "Benchmark" and the GOMAXPROCS suffix
+	procs int
+}
+
+// results holds every sample of a benchmark output, by benchmark and unit.
 type results struct {
 	// config holds the "key: value" lines, such as goos, cpu, date.
 	config map[string]string
-	// names lists the benchmarks in order of first appearance.
-	names   []string
-	samples map[string]map[string][]float64
+	// keys lists the benchmarks in order of first appearance.
+	keys    []benchKey
+	samples map[benchKey]map[string][]float64
 }
 
 // parseOutput reads the output of go test -bench, in the Go benchmark data
@@ -24,7 +30,7 @@ type results struct {
 // "BenchmarkName-N iterations value unit [value unit ...]". Other lines
 // (PASS, ok, logs) are skipped.
 func parseOutput(r io.Reader) (*results, error) {
-	res := &results{config: map[string]string{}, samples: map[string]map[string][]float64{}}
+	res := &results{config: map[string]string{}, samples: map[benchKey]map[string][]float64{}}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -40,12 +46,12 @@ func parseOutput(r io.Reader) (*results, error) {
 		if len(fields) < 4 || len(fields)%2 != 0 {
 			return nil, fmt.Errorf("line %d: not a benchmark result: %q", line, text)
 		}
-		name := trimProcs(strings.TrimPrefix(fields[0], "Benchmark"))
-		units, ok := res.samples[name]
+		key := splitProcs(strings.TrimPrefix(fields[0], "Benchmark"))
+		units, ok := res.samples[key]
 		if !ok {
 			units = map[string][]float64{}
-			res.samples[name] = units
-			res.names = append(res.names, name)
+			res.samples[key] = units
+			res.keys = append(res.keys, key)
 		}
 		for i := 2; i < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
@@ -68,23 +74,43 @@ func isConfigKey(key string) bool {
 	return !strings.ContainsFunc(key, func(r rune) bool { return r == ' ' || 'A' <= r && r <= 'Z' })
 }
 
-// trimProcs drops the "-N" that go test appends to a benchmark name when
-// GOMAXPROCS is not 1.
-func trimProcs(name string) string {
+// splitProcs splits the "-N" that go test appends to a benchmark name
+// when GOMAXPROCS is N, not 1, from the name.
+func splitProcs(name string) benchKey {
 	i := strings.LastIndexByte(name, '-')
 	if i < 0 || i < strings.LastIndexByte(name, '/') {
-		return name
+		return benchKey{name, 1}
 	}
-	if _, err := strconv.Atoi(name[i+1:]); err != nil {
-		return name
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 1 {
+		return benchKey{name, 1}
 	}
-	return name[:i]
+	return benchKey{name[:i], n}
 }
 
-// median returns the median of name's samples in unit, and whether there
-// are any.
-func (r *results) median(name, unit string) (float64, bool) {
-	vs := slices.Clone(r.samples[name][unit])
+// only returns the key of name, failing unless it ran, and at one
+// GOMAXPROCS: the comparison table has one column per side, not per
+// GOMAXPROCS.
+func (r *results) only(name string) (benchKey, error) {
+	var found []benchKey
+	for _, k := range r.keys {
+		if k.name == name {
+			found = append(found, k)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return benchKey{}, fmt.Errorf("no results for %s", name)
+	case 1:
+		return found[0], nil
+	}
+	return benchKey{}, fmt.Errorf("%s ran at %d GOMAXPROCS values, want one", name, len(found))
+}
+
+// median returns the median of k's samples in unit, and whether there are
+// any.
+func (r *results) median(k benchKey, unit string) (float64, bool) {
+	vs := slices.Clone(r.samples[k][unit])
 	if len(vs) == 0 {
 		return 0, false
 	}
@@ -96,5 +122,14 @@ func (r *results) median(name, unit string) (float64, bool) {
 	return (vs[mid-1] + vs[mid]) / 2, true
 }
 
-// runs returns how many samples name has in ns/op.
-func (r *results) runs(name string) int { return len(r.samples[name]["ns/op"]) }
+// runs returns how many samples k has in ns/op.
+func (r *results) runs(k benchKey) int { return len(r.samples[k]["ns/op"]) }
+
+// String returns the name as go test prints it, with "-N" for GOMAXPROCS N
+// above 1.
+func (k benchKey) String() string {
+	if k.procs == 1 {
+		return k.name
+	}
+	return k.name + "-" + strconv.Itoa(k.procs)
+}

@@ -13,23 +13,32 @@ const (
 	peerSuffix = "/peer"
 )
 
-// writeTable renders the medians of res as a markdown table of ours and
-// peer side by side, followed by the verdict on every target.
-func writeTable(b *strings.Builder, res *results) error {
-	var bases []string
+// writeComparison renders the medians of res as a markdown table of ours
+// and peer side by side, followed by the verdict on every target.
+func writeComparison(b *strings.Builder, res *results) error {
+	type pair struct {
+		base       string
+		ours, peer benchKey
+	}
+	var pairs []pair
 	runs := 0
-	for _, name := range res.names {
-		base, ok := strings.CutSuffix(name, oursSuffix)
+	for _, k := range res.keys {
+		base, ok := strings.CutSuffix(k.name, oursSuffix)
 		if !ok {
 			continue
 		}
-		if res.runs(base+peerSuffix) == 0 {
-			return fmt.Errorf("%s has no %s counterpart", name, peerSuffix)
+		ours, err := res.only(k.name)
+		if err != nil {
+			return err
 		}
-		bases = append(bases, base)
-		runs = max(runs, res.runs(name), res.runs(base+peerSuffix))
+		peer, err := res.only(base + peerSuffix)
+		if err != nil {
+			return fmt.Errorf("%s has no %s counterpart: %w", k.name, peerSuffix, err)
+		}
+		pairs = append(pairs, pair{base, ours, peer})
+		runs = max(runs, res.runs(ours), res.runs(peer))
 	}
-	if len(bases) == 0 {
+	if len(pairs) == 0 {
 		return errors.New("no benchmark named .../ours")
 	}
 
@@ -39,29 +48,31 @@ func writeTable(b *strings.Builder, res *results) error {
 	b.WriteString("Ratio is peer ns/op ÷ ours ns/op: above 1, ours is faster.\n\n")
 	b.WriteString("| benchmark | ns/op ours | ns/op peer | ratio | B/op ours | B/op peer | allocs/op ours | allocs/op peer | MB/s ours | MB/s peer |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	for _, base := range bases {
-		ours, peer := base+oursSuffix, base+peerSuffix
-		b.WriteString("| " + base)
+	for _, p := range pairs {
+		b.WriteString("| " + p.base)
 		for _, unit := range []string{"ns/op", "ratio", "B/op", "allocs/op", "MB/s"} {
 			if unit == "ratio" {
-				o, _ := res.median(ours, "ns/op")
-				p, _ := res.median(peer, "ns/op")
-				b.WriteString(" | " + formatRatio(p/o))
+				o, _ := res.median(p.ours, "ns/op")
+				q, _ := res.median(p.peer, "ns/op")
+				b.WriteString(" | " + formatRatio(q/o))
 				continue
 			}
-			for _, name := range []string{ours, peer} {
-				b.WriteString(" | ")
-				if v, ok := res.median(name, unit); ok {
-					b.WriteString(formatValue(v, unit))
-				} else {
-					b.WriteString("—")
-				}
+			for _, k := range []benchKey{p.ours, p.peer} {
+				b.WriteString(" | " + cell(res, k, unit))
 			}
 		}
 		b.WriteString(" |\n")
 	}
 
 	return writeTargets(b, res)
+}
+
+// cell formats the median of k in unit, or a dash when k has none.
+func cell(res *results, k benchKey, unit string) string {
+	if v, ok := res.median(k, unit); ok {
+		return formatValue(v, unit)
+	}
+	return "—"
 }
 
 func or(s string) string {
@@ -74,6 +85,9 @@ func or(s string) string {
 // formatValue prints a median with three or more significant digits,
 // grouping thousands so that large times stay readable.
 func formatValue(v float64, unit string) string {
+	if v < 0 {
+		return "−" + formatValue(-v, unit)
+	}
 	switch {
 	case unit == "MB/s" || v < 10 && v != float64(int64(v)):
 		return strconv.FormatFloat(v, 'f', 2, 64)

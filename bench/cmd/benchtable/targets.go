@@ -40,9 +40,13 @@ var targets = []target{
 		v := met
 		var parts []string
 		for _, base := range []string{"Decide/corpus", "Decide/typical", "Decide/rules20k"} {
-			allocs, ok := res.median(base+oursSuffix, "allocs/op")
+			k, err := res.only(base + oursSuffix)
+			if err != nil {
+				return 0, "", err
+			}
+			allocs, ok := res.median(k, "allocs/op")
 			if !ok {
-				return 0, "", fmt.Errorf("no allocs/op for %s (run with -benchmem)", base+oursSuffix)
+				return 0, "", fmt.Errorf("no allocs/op for %s (run with -benchmem)", k.name)
 			}
 			if allocs != 0 {
 				v = missed
@@ -71,7 +75,7 @@ var targets = []target{
 
 // writeTargets writes the verdict on every target as a markdown table.
 func writeTargets(b *strings.Builder, res *results) error {
-	b.WriteString("\nA target on a ratio is met when the ratio of the medians meets it and so does the ratio within at least two thirds of the rounds (run.sh runs every benchmark once per round, so the two sides of a ratio in one round ran close together, under the same load).\n\n")
+	b.WriteString("\n" + roundRule + "\n\n")
 	b.WriteString("| target | verdict | measured (rounds meeting it) |\n| --- | --- | --- |\n")
 	for _, t := range targets {
 		v, detail, err := t.check(res)
@@ -83,38 +87,73 @@ func writeTargets(b *strings.Builder, res *results) error {
 	return nil
 }
 
-// checkRatio checks the ns/op ratio of benchmark num over den with ok,
-// both on the medians and round by round: sample i of every benchmark
-// comes from round i.
+// roundRule explains the verdicts under both tables.
+const roundRule = "A target on a ratio or a difference is met when that of the medians meets it and so does that within at least two thirds of the rounds (run.sh runs every benchmark once per round, so the two sides of a comparison in one round ran close together, under the same load)."
+
+// checkRatio checks the ns/op ratio of benchmark num over den with ok;
+// each must have run at one GOMAXPROCS.
 func checkRatio(res *results, num, den, label string, ok func(float64) bool) (verdict, string, error) {
-	r, err := ratio(res, num, den, "ns/op")
+	n, err := res.only(num)
 	if err != nil {
 		return 0, "", err
 	}
-	ns, ds := res.samples[num]["ns/op"], res.samples[den]["ns/op"]
-	rounds := min(len(ns), len(ds))
-	meeting := 0
-	for i := range rounds {
-		if ok(ns[i] / ds[i]) {
-			meeting++
-		}
+	d, err := res.only(den)
+	if err != nil {
+		return 0, "", err
 	}
-	v := met
-	switch {
-	case !ok(r):
-		v = missed
-	case 3*meeting < 2*rounds:
-		v = noisy
+	o, err := compare(res, n, d, "ns/op", quotient, ok)
+	if err != nil {
+		return 0, "", err
 	}
-	return v, fmt.Sprintf("%s%s (%d of %d)", label, formatRatio(r), meeting, rounds), nil
+	return o.verdict, label + formatRatio(o.value) + o.rounds(), nil
 }
 
-// ratio returns the median of a over that of b in unit.
-func ratio(res *results, a, b, unit string) (float64, error) {
-	va, okA := res.median(a, unit)
-	vb, okB := res.median(b, unit)
-	if !okA || !okB || vb == 0 {
-		return 0, fmt.Errorf("need %s of both %s and %s", unit, a, b)
+func quotient(x, y float64) float64   { return x / y }
+func difference(x, y float64) float64 { return x - y }
+
+// outcome is a comparison of two benchmarks judged against a target.
+type outcome struct {
+	verdict verdict
+	// value is the comparison of the medians.
+	value float64
+	// meeting of total rounds meet the target on their own samples.
+	meeting, total int
+}
+
+// rounds formats how many rounds meet the target: " (5 of 6)".
+func (o outcome) rounds() string { return fmt.Sprintf(" (%d of %d)", o.meeting, o.total) }
+
+// compare applies f to the medians of a and b in unit, and to the samples
+// of every round, and judges each result with ok. Sample i of every
+// benchmark comes from round i.
+func compare(res *results, a, b benchKey, unit string, f func(x, y float64) float64, ok func(float64) bool) (outcome, error) {
+	ma, mb, err := medians(res, a, b, unit)
+	if err != nil {
+		return outcome{}, err
 	}
-	return va / vb, nil
+	as, bs := res.samples[a][unit], res.samples[b][unit]
+	o := outcome{value: f(ma, mb), total: min(len(as), len(bs))}
+	for i := range o.total {
+		if ok(f(as[i], bs[i])) {
+			o.meeting++
+		}
+	}
+	switch {
+	case !ok(o.value):
+		o.verdict = missed
+	case 3*o.meeting < 2*o.total:
+		o.verdict = noisy
+	}
+	return o, nil
+}
+
+// medians returns the medians of a and b in unit, failing unless both
+// have samples in it.
+func medians(res *results, a, b benchKey, unit string) (float64, float64, error) {
+	ma, okA := res.median(a, unit)
+	mb, okB := res.median(b, unit)
+	if !okA || !okB {
+		return 0, 0, fmt.Errorf("need %s of both %s and %s (run.sh runs with -benchmem)", unit, a, b)
+	}
+	return ma, mb, nil
 }
