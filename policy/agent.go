@@ -38,7 +38,8 @@ func (a Agent) Groups() []int {
 }
 
 // Allowed reports whether pathAndQuery may be fetched. It does not
-// allocate for paths up to 2,048 bytes.
+// allocate for a path of up to 2,048 bytes that normalisation does not
+// lengthen: one of printable ASCII without "*" or "$" (see match.AppendPath).
 func (a Agent) Allowed(pathAndQuery string) bool {
 	if a.sel == nil {
 		return true

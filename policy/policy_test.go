@@ -274,3 +274,15 @@ func TestDecideAllocations(t *testing.T) {
 		t.Errorf("Path = %q, want the normalised path", d.Path)
 	}
 }
+
+// TestAllowedAllocationBound checks the documented bound: no allocation
+// for printable ASCII paths up to 2,048 bytes, short or long.
+func TestAllowedAllocationBound(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n"))
+	for _, n := range []int{10, 256, 257, 2048} {
+		path := "/" + strings.Repeat("a/b", n)[:n-1]
+		if got := testing.AllocsPerRun(20, func() { r.Allowed("bot", path) }); got != 0 {
+			t.Errorf("Allowed on a %d-byte path allocates %v times", len(path), got)
+		}
+	}
+}

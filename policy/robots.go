@@ -181,7 +181,8 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 
 // Allowed reports whether a crawler with the product token may fetch
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
-// fragment is ignored). It does not allocate for paths up to 2,048 bytes.
+// fragment is ignored). Like Agent.Allowed, it does not allocate for a
+// path of up to 2,048 bytes of printable ASCII without "*" or "$".
 func (r *Robots) Allowed(token, pathAndQuery string) bool {
 	return r.Agent(token).Allowed(pathAndQuery)
 }
