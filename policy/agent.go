@@ -39,7 +39,8 @@ func (a Agent) Groups() []int {
 
 // Allowed reports whether pathAndQuery may be fetched. It does not
 // allocate for a path of up to 2,048 bytes that normalisation does not
-// lengthen: one of printable ASCII without "*" or "$" (see match.AppendPath).
+// lengthen, as with printable ASCII without "*", "$" or a "%" that starts
+// no escape (see match.AppendPath).
 func (a Agent) Allowed(pathAndQuery string) bool {
 	if a.sel == nil {
 		return true

@@ -182,7 +182,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 // Allowed reports whether a crawler with the product token may fetch
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
 // fragment is ignored). Like Agent.Allowed, it does not allocate for a
-// path of up to 2,048 bytes of printable ASCII without "*" or "$".
+// path of up to 2,048 bytes that normalisation does not lengthen.
 func (r *Robots) Allowed(token, pathAndQuery string) bool {
 	return r.Agent(token).Allowed(pathAndQuery)
 }
