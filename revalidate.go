@@ -78,6 +78,22 @@ const drainLimit = 4 << 10
 // by returning neither a response nor an error.
 var errNoResponse = errors.New("robots: base RoundTripper returned neither a response nor an error")
 
+// send sends req on base, holding base to the RoundTripper contract: it
+// returns a response or an error, never both or neither.
+func send(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil:
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	case resp == nil:
+		return nil, errNoResponse
+	}
+	return resp, nil
+}
+
 // guardedTransport sits between httpcache and the base RoundTripper. It
 // closes the body of every 304 before httpcache sees it, because httpcache
 // replaces a 304 with its stored copy and drops the network body without
@@ -87,15 +103,10 @@ type guardedTransport struct{ base http.RoundTripper }
 
 // RoundTrip sends req on the base RoundTripper.
 func (g guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := g.base.RoundTrip(req)
+	resp, err := send(g.base, req)
 	switch {
 	case err != nil:
-		if resp != nil {
-			resp.Body.Close()
-		}
 		return nil, err
-	case resp == nil:
-		return nil, errNoResponse
 	case resp.Body == nil:
 		resp.Body = http.NoBody
 	case resp.StatusCode == http.StatusNotModified:

@@ -272,15 +272,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		out.Header.Set("User-Agent", t.userAgent)
 	}
-	resp, err := t.base.RoundTrip(out)
-	switch {
-	case err != nil:
-		if resp != nil {
-			resp.Body.Close()
-		}
+	resp, err := send(t.base, out)
+	if err != nil {
 		return nil, err
-	case resp == nil:
-		return nil, errNoResponse
 	}
 	t.pause(o, resp)
 	return resp, nil
