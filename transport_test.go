@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,4 +366,68 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestOriginsDoNotWaitOnEachOther checks that nothing is serialised across
+// origins: while one origin's robots.txt fetch hangs and another origin's
+// request waits for its politeness slot, requests to a third origin go
+// through.
+func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
+	release, fetching := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	slow := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(fetching) })
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	paced := newSite(t, serve(200, "User-agent: *\nCrawl-delay: 3600\n"))
+	free := newSite(t, serve(200, "User-agent: *\nDisallow: /private\n"))
+
+	clock := newClock()
+	slept := make(chan struct{})
+	tr := newTestTransport(t, clock, Options{})
+	// The paced origin's second request parks in Sleep until the test ends.
+	tr.sleep = func(ctx context.Context, d time.Duration) error {
+		close(slept)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tr.Check(ctx, slow.URL+"/x")
+	if _, err := get(t, tr, paced.URL+"/first"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, paced.URL+"/second", nil)
+		tr.RoundTrip(req)
+	}()
+	<-slept
+	<-fetching
+	done := make(chan error, 1)
+	go func() {
+		for i := range 100 {
+			if _, err := get(t, tr, free.URL+"/page/"+strconv.Itoa(i)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("request to a free origin: %v", err)
+		}
+	case <-time.After(time.Minute):
+		// A generous ceiling: only a lock shared between origins could
+		// hold 100 requests to a local server this long.
+		t.Fatal("requests to a free origin waited on the other origins")
+	}
+	if got := free.pageHits.Load(); got != 100 {
+		t.Errorf("free origin served %d pages, want 100", got)
+	}
 }
