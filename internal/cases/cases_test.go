@@ -1,0 +1,55 @@
+package cases
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// TestRead checks the CSV format of the conformance README and its errors.
+func TestRead(t *testing.T) {
+	tests := []struct {
+		name, csv string
+		want      int    // cases read
+		err       string // part of the error, "" for none
+	}{
+		{"header and rows", "agent,url,expected,note\nbot,/a,allowed,n\nbot,/b,disallowed,\n", 2, ""},
+		{"columns in any order, no note", "url,expected,agent\n/a,allowed,bot\n", 1, ""},
+		{"BOM before the header", "\ufeffagent,url,expected\nbot,/a,allowed\n", 1, ""},
+		{"missing column", "agent,url\nbot,/a\n", 0, `no "expected" column`},
+		{"bad expectation", "agent,url,expected\nbot,/a,maybe\n", 0, `line 2: expected is "maybe"`},
+		{"empty file", "", 0, "reading header"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := Read(strings.NewReader(tt.csv))
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("Read: %v", err)
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Fatalf("Read error = %v, want one containing %q", err, tt.err)
+			case len(cs) != tt.want:
+				t.Errorf("read %d cases, want %d", len(cs), tt.want)
+			}
+		})
+	}
+}
+
+// TestRun checks that each case is decided as the transport would, and
+// that an unreadable URL fails its case rather than the run.
+func TestRun(t *testing.T) {
+	r := policy.Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	cs := []Case{
+		{Agent: "bot", URL: "/private/x", Expected: false},
+		{Agent: "bot", URL: "https://e.example/public/../private", Expected: false},
+		{Agent: "bot", URL: "/public", Expected: false},
+		{Agent: "bot", URL: "ftp://e.example/", Expected: true},
+	}
+	want := []bool{true, true, false, false}
+	for i, res := range Run(r, cs) {
+		if res.Passed() != want[i] {
+			t.Errorf("case %d (%s): passed = %v, want %v (%v)", i, res.URL, res.Passed(), want[i], res.Decision)
+		}
+	}
+}
