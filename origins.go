@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -14,25 +15,32 @@ import (
 type origin struct {
 	key string
 
-	// mu protects st, lim, delay and pausedUntil.
-	mu          sync.Mutex
-	st          *state
-	lim         *rate.Limiter // nil until the first request waits
-	delay       time.Duration // the limiter's interval
-	pausedUntil time.Time     // from a Retry-After
+	// st is read on every request and written only after a fetch, so it
+	// is an atomic pointer rather than another lock to take.
+	st atomic.Pointer[state]
+	// pausedUntil is the UnixNano time until which a Retry-After pauses
+	// the origin, 0 when none; atomic so that an unpaced request takes no
+	// lock.
+	pausedUntil atomic.Int64
+
+	// mu protects lim and delay.
+	mu    sync.Mutex
+	lim   *rate.Limiter // nil until the first request waits
+	delay time.Duration // the limiter's interval
 }
 
 // current returns the origin's state, or nil before the first lookup.
-func (o *origin) current() *state {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.st
-}
+func (o *origin) current() *state { return o.st.Load() }
 
-func (o *origin) set(st *state) {
-	o.mu.Lock()
-	o.st = st
-	o.mu.Unlock()
+func (o *origin) set(st *state) { o.st.Store(st) }
+
+// paused returns the time until which a Retry-After pauses the origin;
+// the zero time when none does.
+func (o *origin) paused() time.Time {
+	if n := o.pausedUntil.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // originTable holds at most a fixed number of origins in memory,

@@ -34,12 +34,12 @@ func (t *Transport) delayFor(agent policy.Agent) time.Duration {
 // drives both without real time passing. When ctx ends first the slot is
 // given back and ctx.Err() returned. now is the time of the request.
 func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) error {
-	o.mu.Lock()
-	if delay <= 0 && !o.pausedUntil.After(now) {
-		// Nothing to space requests by: no slot to take.
-		o.mu.Unlock()
+	paused := o.paused()
+	if delay <= 0 && !paused.After(now) {
+		// Nothing to space requests by: no slot to take, no lock.
 		return nil
 	}
+	o.mu.Lock()
 	switch {
 	case o.lim == nil:
 		o.lim = rate.NewLimiter(rate.Every(delay), 1)
@@ -49,8 +49,8 @@ func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration, no
 		o.delay = delay
 	}
 	at := now
-	if o.pausedUntil.After(at) {
-		at = o.pausedUntil
+	if paused.After(at) {
+		at = paused
 	}
 	r := o.lim.ReserveN(at, 1)
 	// The limiter counts tokens in floating point, which leaves delays a
@@ -81,11 +81,14 @@ func (t *Transport) pause(o *origin, resp *http.Response) {
 		return
 	}
 	until := now.Add(d)
-	o.mu.Lock()
-	if until.After(o.pausedUntil) {
-		o.pausedUntil = until
+	for {
+		// Only ever extend a pause: the latest Retry-After does not
+		// shorten one that an earlier response asked for.
+		cur := o.pausedUntil.Load()
+		if until.UnixNano() <= cur || o.pausedUntil.CompareAndSwap(cur, until.UnixNano()) {
+			break
+		}
 	}
-	o.mu.Unlock()
 	t.logger.Info("robots: origin paused", "origin", o.key, "status", resp.StatusCode, "until", until)
 }
 
