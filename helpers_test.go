@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,49 +8,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/crawlkit/robots/internal/fakeclock"
 )
 
-// testClock is an injected clock: Sleep advances it instead of sleeping
-// and records each wait.
-type testClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	waits []time.Duration
-}
+// testClock is the tests' injected clock.
+type testClock = fakeclock.Clock
 
-func newClock() *testClock {
-	return &testClock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.waits = append(c.waits, d)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *testClock) Waits() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.waits...)
-}
+func newClock() *testClock { return fakeclock.New() }
 
 // site is one httptest server: /robots.txt is answered by a handler the
 // test sets, every other path with 200 and the path, and both are counted.

@@ -15,42 +15,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/internal/fakeclock"
 )
 
-// testClock is an injected clock: sleeping advances it at once and
-// records the wait.
-type testClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	waits []time.Duration
-}
+// testClock is the tests' injected clock.
+type testClock = fakeclock.Clock
 
-func newClock() *testClock {
-	return &testClock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.waits = append(c.waits, d)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *testClock) Waits() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.waits...)
-}
+func newClock() *testClock { return fakeclock.New() }
 
 // crawlTest runs the command with args on an injected clock and returns
 // its output, its error and the clock.
