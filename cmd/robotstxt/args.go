@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -127,4 +129,24 @@ func (a *agentList) Set(value string) error {
 // isToken reports whether s is a whole product token, or "*".
 func isToken(s string) bool {
 	return s == "*" || s != "" && policy.ProductToken(s) == s
+}
+
+// writeOutput writes a command's result to stdout: v as indented JSON when
+// asJSON, else what text writes. It reports whether the write succeeded,
+// telling stderr why not.
+func writeOutput(cmd string, stdout, stderr io.Writer, asJSON bool, v any, text func(io.Writer)) bool {
+	w := bufio.NewWriter(stdout)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		// The values always encode; a write error shows in Flush.
+		enc.Encode(v)
+	} else {
+		text(w)
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(stderr, "robotstxt %s: %v\n", cmd, err)
+		return false
+	}
+	return true
 }

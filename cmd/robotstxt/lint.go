@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -53,21 +51,14 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		results = append(results, lintResult{File: f.name, Warnings: ws})
 	}
-	w := bufio.NewWriter(stdout)
-	if *asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		// The values always encode; a write error shows in Flush.
-		enc.Encode(results)
-	} else {
+	ok := writeOutput("lint", stdout, stderr, *asJSON, results, func(w io.Writer) {
 		for _, r := range results {
 			for _, wn := range r.Warnings {
 				fmt.Fprintf(w, "%s:%d: %s\n", r.File, wn.Line, wn.Message)
 			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		fmt.Fprintf(stderr, "robotstxt lint: %v\n", err)
+	})
+	if !ok {
 		return 2
 	}
 	return status

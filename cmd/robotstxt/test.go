@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -65,21 +63,14 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
-	w := bufio.NewWriter(stdout)
-	if *asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		// The values always encode; a write error shows in Flush.
-		enc.Encode(out)
-	} else {
+	ok := writeOutput("test", stdout, stderr, *asJSON, out, func(w io.Writer) {
 		for _, d := range out {
 			if d.Error == "" {
 				writeDecision(w, d, agents.tokens, *expect)
 			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		fmt.Fprintf(stderr, "robotstxt test: %v\n", err)
+	})
+	if !ok {
 		return 2
 	}
 	return status
