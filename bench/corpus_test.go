@@ -55,15 +55,6 @@ func (c *corpus) typical() []corpusFile {
 	return mid
 }
 
-// totalSize returns the number of bytes in files.
-func totalSize(files []corpusFile) int64 {
-	var n int64
-	for _, f := range files {
-		n += int64(len(f.data))
-	}
-	return n
-}
-
 // errNoCorpus reports that the corpus directory does not exist.
 var errNoCorpus = errors.New("corpus not found")
 

@@ -88,5 +88,5 @@ func (p Pattern) Match(path []byte) bool {
 	if p.anchored {
 		return len(path)-len(tail) >= pos && bytes.HasSuffix(path, tail)
 	}
-	return bytes.Index(path[pos:], tail) >= 0
+	return bytes.Contains(path[pos:], tail)
 }

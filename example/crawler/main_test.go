@@ -25,15 +25,15 @@ type testClock = fakeclock.Clock
 func newClock() *testClock { return fakeclock.New() }
 
 // crawlTest runs the command with args on an injected clock and returns
-// its output, its error and the clock.
-func crawlTest(t *testing.T, args ...string) (string, error, *testClock) {
+// its output, the clock and its error.
+func crawlTest(t *testing.T, args ...string) (string, *testClock, error) {
 	t.Helper()
 	clk := newClock()
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only a hang reaches it
 	defer cancel()
 	err := run(ctx, args, env{stdout: &stdout, stderr: &stderr, now: clk.Now, sleep: clk.Sleep})
-	return stdout.String() + stderr.String(), err, clk
+	return stdout.String() + stderr.String(), clk, err
 }
 
 // urlLine matches one per-URL line: what happened, the status, the
@@ -94,7 +94,7 @@ func groupLines(t *testing.T, agent string) string {
 }
 
 func TestDemo(t *testing.T) {
-	out, err, clk := crawlTest(t)
+	out, clk, err := crawlTest(t)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -219,7 +219,7 @@ func TestURL(t *testing.T) {
 		srv, hits := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 		}, endless)
-		out, err, _ := crawlTest(t, "-url", srv.URL+"/1")
+		out, _, err := crawlTest(t, "-url", srv.URL+"/1")
 		if err == nil || !strings.Contains(err.Error(), "nothing fetched: the robots.txt of "+srv.URL+" is unreachable") {
 			t.Errorf("err = %v, want the robots.txt unreachable", err)
 		}
@@ -242,7 +242,7 @@ func TestURL(t *testing.T) {
 
 	t.Run("missing robots.txt allows every URL, up to -max", func(t *testing.T) {
 		srv, hits := newServer(t, http.NotFound, endless)
-		out, err, clk := crawlTest(t, "-url", srv.URL+"/1", "-max", "3")
+		out, clk, err := crawlTest(t, "-url", srv.URL+"/1", "-max", "3")
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
 		}
@@ -297,7 +297,7 @@ func TestURL(t *testing.T) {
 				w.Write([]byte("no links"))
 			}
 		})
-		out, err, _ := crawlTest(t, "-url", srv.URL+"/")
+		out, _, err := crawlTest(t, "-url", srv.URL+"/")
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
 		}
@@ -331,7 +331,7 @@ func TestUsage(t *testing.T) {
 		{"unknown flag", []string{"-depth", "2"}, "flag provided but not defined: -depth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err, _ := crawlTest(t, tc.args...)
+			out, _, err := crawlTest(t, tc.args...)
 			if !errors.As(err, new(usageError)) {
 				t.Errorf("err = %v, want a usage error", err)
 			}
