@@ -23,6 +23,7 @@ type fleetStore struct {
 	leaseErr error
 	onGet    func(key string)      // called without mu held
 	onSwap   func(key string) bool // called without mu held; false: fail this swap
+	onLease  func(key string)      // called without mu held
 	swaps    int
 }
 
@@ -56,6 +57,12 @@ func (s *fleetStore) Delete(key string) {
 }
 
 func (s *fleetStore) Lease(_ context.Context, key, token string, _ time.Duration) (bool, error) {
+	s.mu.Lock()
+	hook := s.onLease
+	s.mu.Unlock()
+	if hook != nil {
+		hook(key)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leaseErr != nil {
@@ -146,6 +153,24 @@ func TestFleetLease(t *testing.T) {
 		tr.Check(context.Background(), s.URL+"/x")
 		if s.robotsHits.Load() != 1 || len(store.leases) != 0 {
 			t.Errorf("%d fetches, leases left %v", s.robotsHits.Load(), store.leases)
+		}
+	})
+	t.Run("record saved just before the lease is used", func(t *testing.T) {
+		s := newSite(t, serve(200, "User-agent: *\nDisallow: /\n"))
+		c := newClock()
+		store := newFleetStore()
+		store.onLease = func(k string) {
+			// The previous holder saves and lets go between this
+			// transport's load and its lease.
+			rec := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now(), Expires: c.Now().Add(time.Hour)}
+			store.Set(k, rec.encode())
+		}
+		tr := newTestTransport(t, c, Options{Cache: store})
+		if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
+			t.Errorf("/public: %v, want allowed by the saved record", err)
+		}
+		if s.robotsHits.Load() != 0 || len(store.leases) != 0 {
+			t.Errorf("%d fetches, leases left %v; want none", s.robotsHits.Load(), store.leases)
 		}
 	})
 	t.Run("lease error falls back to fetching", func(t *testing.T) {
