@@ -37,14 +37,21 @@ type fetchResult struct {
 // Options.MaxRedirects hops, rather than by an http.Client, so that each
 // hop is revalidated and bounded like the first.
 func (t *Transport) fetch(ctx context.Context, origin string) fetchResult {
-	target, err := url.Parse(origin + "/robots.txt")
+	dial, vhost := splitOriginKey(origin)
+	target, err := url.Parse(dial + "/robots.txt")
 	if err != nil {
 		return fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: %w", err)}
 	}
 	seen := map[string]bool{target.String(): true}
+	dialHost := target.Host
 	for hops := 0; ; hops++ {
 		res := fetchResult{maxAge: -1, url: target.String()}
-		resp, err := t.get(ctx, target)
+		host := ""
+		if target.Host == dialHost {
+			// A Host override holds while the hops stay on its address.
+			host = vhost
+		}
+		resp, err := t.get(ctx, target, host)
 		if err != nil {
 			res.outcome, res.err = Unreachable, t.fetchError(ctx, err)
 			return res
@@ -103,14 +110,18 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// get sends one GET for the robots.txt at u through httpcache, which adds
-// validators when it holds a copy. gzip is asked for explicitly so that
+// get sends one GET for the robots.txt at u, with the Host header host
+// when it is not empty, through httpcache, which adds validators when it
+// holds a copy. gzip is asked for explicitly so that
 // the body arrives as sent whatever the base RoundTripper, is stored
 // compressed, and is decoded here under the size limit.
-func (t *Transport) get(ctx context.Context, u *url.URL) (*http.Response, error) {
+func (t *Transport) get(ctx context.Context, u *url.URL, host string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+	if host != "" {
+		req.Host = host
 	}
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)

@@ -6,7 +6,6 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79
 	golang.org/x/sync v0.25.0
-	golang.org/x/time v0.16.0
 )
 
 require (

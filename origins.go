@@ -5,28 +5,20 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // origin is what a transport holds in memory for one origin: its parsed
-// robots state and its politeness schedule. It is safe for concurrent use.
+// robots state and a pointer to its politeness schedule, which the pacer
+// owns. It is safe for concurrent use.
 type origin struct {
 	key string
 
 	// st is read on every request and written only after a fetch, so it
 	// is an atomic pointer rather than another lock to take.
 	st atomic.Pointer[state]
-	// pausedUntil is the UnixNano time until which a Retry-After pauses
-	// the origin, 0 when none; atomic so that an unpaced request takes no
-	// lock.
-	pausedUntil atomic.Int64
-
-	// mu protects lim and delay.
-	mu    sync.Mutex
-	lim   *rate.Limiter // nil until the first request waits
-	delay time.Duration // the limiter's interval
+	// sched is the origin's schedule in the pacer's table, nil until
+	// the first request looks it up.
+	sched atomic.Pointer[schedule]
 }
 
 // current returns the origin's state, or nil before the first lookup.
@@ -34,18 +26,9 @@ func (o *origin) current() *state { return o.st.Load() }
 
 func (o *origin) set(st *state) { o.st.Store(st) }
 
-// paused returns the time until which a Retry-After pauses the origin;
-// the zero time when none does.
-func (o *origin) paused() time.Time {
-	if n := o.pausedUntil.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
-}
-
 // originTable holds at most a fixed number of origins in memory,
 // forgetting the least recently used first. A forgotten origin's robots
-// state stays in the store; its politeness schedule starts afresh. It is
+// state stays in the store and its politeness schedule in the pacer. It is
 // safe for concurrent use: the origins are spread over shards, each with
 // its own lock, so that requests to different origins do not queue on one
 // lock.

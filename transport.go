@@ -149,6 +149,7 @@ type Transport struct {
 
 	flight  singleflight.Group
 	origins originTable
+	pacer   pacer
 	stats   counters
 }
 
@@ -199,6 +200,7 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 	if t.store == nil {
 		t.store = NewMemoryCache(2*maxOrigins, DefaultCacheBytes)
 	}
+	t.pacer.init(maxOrigins, t.store, t.now, t.sleep, t.logger, &t.stats.waited)
 	t.fetcher = &httpcache.Transport{
 		Transport:           guardedTransport{base},
 		Cache:               responseStore{t.store},
@@ -240,29 +242,45 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	o, err := t.lookupOrigin(req.URL)
+	tg, err := targetOf(req)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	o, err := t.lookupTarget(&tg)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	now := t.now()
 	var agent policy.Agent
-	if uri := req.URL.RequestURI(); uri != "/robots.txt" {
-		var st *state
+	var st *state
+	if tg.uri != "/robots.txt" {
 		if st, now, err = t.state(ctx, o, now); err == nil {
-			agent, err = t.decide(st, req.URL, uri, now)
+			agent, err = t.decide(st, req.URL, &tg, now)
 		}
 		if err != nil {
 			closeBody(req)
 			return nil, err
 		}
-	} else if st := o.current(); st != nil {
+	} else if cur := o.current(); cur != nil {
 		// robots.txt itself is always allowed, but paced like any request.
-		agent, _ = t.agentAt(st, now)
+		agent, _ = t.agentAt(cur, now)
 	}
-	if err := t.wait(ctx, o, t.delayFor(agent), now); err != nil {
+	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
 		closeBody(req)
 		return nil, err
+	}
+	if st != nil && st.due(t.now()) {
+		// The wait outlasted the state decided on: decide again on a
+		// fresh one, so that nothing goes out on a stale robots.txt.
+		if st, now, err = t.state(ctx, o, t.now()); err == nil {
+			_, err = t.decide(st, req.URL, &tg, now)
+		}
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
 	}
 	out := req
 	if _, ok := req.Header["User-Agent"]; !ok && t.userAgent != "" {
@@ -276,7 +294,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.pause(o, resp)
+	t.pacer.pause(ctx, o, resp, t.maxBackoff)
 	return resp, nil
 }
 
@@ -294,19 +312,22 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if !isHTTP(u.Scheme) {
 		return nil
 	}
-	o, err := t.lookupOrigin(u)
+	tg, err := targetFor(u, "")
 	if err != nil {
 		return err
 	}
-	uri := u.RequestURI()
-	if uri == "/robots.txt" {
+	o, err := t.lookupTarget(&tg)
+	if err != nil {
+		return err
+	}
+	if tg.uri == "/robots.txt" {
 		return nil
 	}
 	st, now, err := t.state(ctx, o, t.now())
 	if err != nil {
 		return err
 	}
-	_, err = t.decide(st, u, uri, now)
+	_, err = t.decide(st, u, &tg, now)
 	return err
 }
 
@@ -374,19 +395,25 @@ func (t *Transport) agentAt(st *state, now time.Time) (agent policy.Agent, refus
 	return rules.Agent(t.tokens...), refuse
 }
 
-// decide returns the *DisallowedError refusing u, whose request-URI is
-// uri, under st at now, or nil with the groups that allowed it. Both the
-// request-URI as it will be sent and, when its path has dot segments, the
-// resolved path must be allowed, since servers resolve them.
-func (t *Transport) decide(st *state, u *url.URL, uri string, now time.Time) (policy.Agent, error) {
+// decide returns the *DisallowedError refusing u, whose target is tg,
+// under st at now, or nil with the groups that allowed it. Every form of
+// the request-URI that a server may serve must be allowed: as sent, with
+// dot segments resolved, and with repeated slashes merged first.
+func (t *Transport) decide(st *state, u *url.URL, tg *target, now time.Time) (policy.Agent, error) {
 	agent, refuse := t.agentAt(st, now)
 	if refuse {
 		e := &DisallowedError{URL: u.Redacted(), Token: t.primaryToken(), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
 		return agent, t.refused(e)
 	}
-	if !agent.AllowedRequest(uri) {
+	for _, form := range tg.forms() {
+		if form == "" || agent.AllowedRequest(form) {
+			continue
+		}
 		// Refused: only now is the explanation worth building.
-		d := agent.DecideRequest(uri)
+		d := agent.DecideRequest(form)
+		if form != tg.uri && d.Resolved == "" {
+			d.Resolved = form
+		}
 		token := d.Token
 		if token == "" || token == "*" {
 			token = t.primaryToken()
