@@ -200,7 +200,9 @@ func NewTransport(base http.RoundTripper, opts Options) *Transport {
 	if t.store == nil {
 		t.store = NewMemoryCache(2*maxOrigins, DefaultCacheBytes)
 	}
-	t.pacer.init(maxOrigins, t.store, t.now, t.sleep, t.logger, &t.stats.waited)
+	// Through t, so that the clock a test swaps in paces too.
+	t.pacer.init(maxOrigins, t.store, func() time.Time { return t.now() },
+		func(ctx context.Context, d time.Duration) error { return t.sleep(ctx, d) }, t.logger, &t.stats.waited)
 	t.fetcher = &httpcache.Transport{
 		Transport:           guardedTransport{base},
 		Cache:               responseStore{t.store},
