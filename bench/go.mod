@@ -10,7 +10,6 @@ require (
 require (
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 )
 
 replace github.com/crawlkit/robots => ../
