@@ -8,7 +8,6 @@ require (
 	github.com/maypok86/otter/v2 v2.4.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
-	golang.org/x/time v0.16.0
 )
 
 require (

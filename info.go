@@ -81,6 +81,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		return RobotsInfo{}, err
 	}
 	rules, _, fallback := st.rules(now, t.cfg.fallbackAfter)
+	robotsURL, _ := o.robotsURL()
 	info := RobotsInfo{
 		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
@@ -88,7 +89,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		Policy:     rules,
 		FetchedAt:  st.rec.FetchedAt,
 		Fallback:   fallback,
-		Sitemaps:   sitemaps(rules, o.robotsURL()),
+		Sitemaps:   sitemaps(rules, robotsURL),
 		Delay:      t.delayFor(rules.Agent(t.cfg.tokens...)),
 	}
 	good := st.rec

@@ -4,12 +4,9 @@ import (
 	"math"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/maypok86/otter/v2"
-	"golang.org/x/time/rate"
 )
 
 // originID identifies an origin in the table without building a string:
@@ -21,38 +18,31 @@ type originID struct {
 }
 
 // origin is what a transport holds in memory for one origin: its parsed
-// robots state and its politeness schedule. It is safe for concurrent use.
+// robots state and a pointer to its politeness schedule, which the pacer
+// owns. It is safe for concurrent use.
 type origin struct {
-	key string // scheme://host[:port], the origin's key in the store
+	// key is the origin key, the origin's key in the store:
+	// scheme://host[:port], or for a Host override
+	// scheme://site|dialhost[:port] (target.go).
+	key string
 
 	// st is read on every request and written only after a fetch, so it
 	// is an atomic pointer rather than another lock to take.
 	st atomic.Pointer[state]
-	// pausedUntil is the UnixNano time until which a Retry-After pauses
-	// the origin, 0 when none; atomic so that an unpaced request takes no
-	// lock.
-	pausedUntil atomic.Int64
-
-	// mu protects lim and delay.
-	mu    sync.Mutex
-	lim   *rate.Limiter // nil until the first request waits
-	delay time.Duration // the limiter's interval
+	// sched is the origin's schedule in the pacer's table, nil until the
+	// first request looks it up.
+	sched atomic.Pointer[schedule]
 }
 
 // current returns the origin's state, or nil before the first lookup.
 func (o *origin) current() *state { return o.st.Load() }
 
-// paused returns the time until which a Retry-After pauses the origin;
-// the zero time when none does.
-func (o *origin) paused() time.Time {
-	if n := o.pausedUntil.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
+// robotsURL is where the origin's robots.txt is fetched, and host the Host
+// header to send ("" for the URL's own).
+func (o *origin) robotsURL() (robotsURL, host string) {
+	dial, host := splitOriginKey(o.key)
+	return dial + "/robots.txt", host
 }
-
-// robotsURL is where the origin's robots.txt is fetched.
-func (o *origin) robotsURL() string { return o.key + "/robots.txt" }
 
 // originTable holds the origins in memory, bounded both in count and in
 // the bytes their parsed robots.txt take, forgetting the least useful
@@ -93,12 +83,23 @@ func (tb *originTable) lookup(u *url.URL) (*origin, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, host, _ := strings.Cut(key, "://")
-	id := originID{https: scheme == "https", host: host}
+	return tb.lookupKey(key), nil
+}
+
+// lookupKey returns the origin of an origin key, creating it if needed.
+func (tb *originTable) lookupKey(key string) *origin {
+	id := idOf(key)
 	if o, ok := tb.cache.GetIfPresent(id); ok {
-		return o, nil
+		return o
 	}
-	return tb.add(id, key), nil
+	return tb.add(id, key)
+}
+
+// idOf returns the table's id of an origin key. A Host override's key
+// holds a "|", which no host does, so it never meets a plain origin's.
+func idOf(key string) originID {
+	scheme, host, _ := strings.Cut(key, "://")
+	return originID{https: scheme == "https", host: host}
 }
 
 // add inserts a new origin under id unless another goroutine did first.
@@ -110,8 +111,7 @@ func (tb *originTable) add(id originID, key string) *origin {
 // set makes st o's state and weighs o again.
 func (tb *originTable) set(o *origin, st *state) {
 	o.st.Store(st)
-	scheme, host, _ := strings.Cut(o.key, "://")
-	id := originID{https: scheme == "https", host: host}
+	id := idOf(o.key)
 	if cur, ok := tb.cache.GetIfPresent(id); ok && cur == o {
 		tb.cache.Set(id, o)
 	}

@@ -19,8 +19,9 @@ import (
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
 // politeness delay. It wires the owners of the work: the origin table
-// (origins.go), the store of records (store.go), the fetcher (fetcher.go)
-// and the records' state machine (record.go). The zero Transport works
+// (origins.go), the target on the wire (target.go), the store of records
+// (store.go), the fetcher (fetcher.go), the records' state machine
+// (record.go) and the pacer (pacer.go). The zero Transport works
 // like NewTransport(nil, Options{}). It is safe for concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
@@ -32,6 +33,7 @@ type Transport struct {
 	store   *store
 	flight  singleflight.Group
 	origins originTable
+	pacer   pacer
 	stats   counters
 }
 
@@ -61,6 +63,9 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
 	t.store = newStore(cache, c.userAgent, c.logger)
+	// Through t, so that the clock a test swaps in paces too.
+	t.pacer.init(c.maxOrigins, cache, func() time.Time { return t.cfg.now() },
+		func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }, c.logger, &t.stats.waited)
 	t.fetcher = &fetcher{
 		base: base, userAgent: c.userAgent, maxRedirects: c.maxRedirects, maxSize: c.maxSize,
 		timeout: c.fetchTimeout, now: c.now, logger: c.logger,
@@ -85,7 +90,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	o, err := t.origins.lookup(req.URL)
+	tg, err := targetOf(req)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	o, err := t.lookupTarget(&tg)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -94,10 +104,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tokens := t.tokensFor(req, own[:0])
 	now := t.cfg.now()
 	var agent policy.Agent
-	if uri := req.URL.RequestURI(); uri != "/robots.txt" {
-		var st *state
+	var st *state
+	if tg.uri != "/robots.txt" {
 		if st, now, err = t.state(ctx, o, now); err == nil {
-			agent, err = t.decide(st, req.URL, uri, tokens, now)
+			agent, err = t.decide(st, req.URL, &tg, tokens, now)
 		}
 		if err != nil {
 			closeBody(req)
@@ -105,15 +115,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	} else {
 		t.stats.robotsRequests.Add(1)
-		if st := o.current(); st != nil {
+		if cur := o.current(); cur != nil {
 			// robots.txt itself is always allowed, but paced like any
 			// request.
-			agent, _ = agentAt(st, now, t.cfg.fallbackAfter, tokens)
+			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
 		}
 	}
-	if err := t.wait(ctx, o, t.delayFor(agent), now); err != nil {
+	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
 		closeBody(req)
 		return nil, err
+	}
+	if st != nil && st.rec.due(t.cfg.now()) {
+		// The wait outlasted the state decided on: decide again on a
+		// fresh one, so that nothing goes out on a stale robots.txt.
+		if st, now, err = t.state(ctx, o, t.cfg.now()); err == nil {
+			_, err = t.decide(st, req.URL, &tg, tokens, now)
+		}
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
 	}
 	out := req
 	if _, ok := req.Header["User-Agent"]; !ok && t.cfg.userAgent != "" {
@@ -128,7 +149,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.pause(o, resp)
+	t.pacer.pause(ctx, o, resp, t.cfg.maxBackoff)
 	return resp, nil
 }
 
@@ -158,19 +179,22 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if err != nil || !isHTTP(u.Scheme) {
 		return err
 	}
-	o, err := t.origins.lookup(u)
+	tg, err := targetFor(u, "")
 	if err != nil {
 		return err
 	}
-	uri := u.RequestURI()
-	if uri == "/robots.txt" {
+	o, err := t.lookupTarget(&tg)
+	if err != nil {
+		return err
+	}
+	if tg.uri == "/robots.txt" {
 		return nil
 	}
 	st, now, err := t.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return err
 	}
-	_, err = t.decide(st, u, uri, t.cfg.tokens, now)
+	_, err = t.decide(st, u, &tg, t.cfg.tokens, now)
 	return err
 }
 
@@ -270,7 +294,8 @@ func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
 			return st
 		}
 	}
-	res := t.fetcher.fetch(ctx, o.robotsURL(), "", validatorsOf(prev))
+	robotsURL, host := o.robotsURL()
+	res := t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
 	rec := next(recordOf(prev), res, t.cfg.now(), t.fresh)
 	rec = t.store.save(ctx, o.key, rec)
 	st = newState(rec, res.err, prev)
@@ -312,19 +337,26 @@ func agentAt(st *state, now time.Time, fallbackAfter time.Duration, tokens []str
 	return rules.Agent(tokens...), refuse
 }
 
-// decide returns the *DisallowedError refusing u, whose request-URI is
-// uri, for tokens under st at now, or nil with the groups that allowed it.
-// Both the request-URI as it will be sent and, when its path has dot
-// segments, the resolved path must be allowed, since servers resolve them.
-func (t *Transport) decide(st *state, u *url.URL, uri string, tokens []string, now time.Time) (policy.Agent, error) {
+// decide returns the *DisallowedError refusing u, whose target is tg, for
+// tokens under st at now, or nil with the groups that allowed it. Every
+// form of the request-URI that a server may serve must be allowed: as
+// sent, with dot segments resolved, and with repeated slashes merged
+// first.
+func (t *Transport) decide(st *state, u *url.URL, tg *target, tokens []string, now time.Time) (policy.Agent, error) {
 	agent, refuse := agentAt(st, now, t.cfg.fallbackAfter, tokens)
 	if refuse {
 		e := &DisallowedError{URL: u.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
 		return agent, t.refused(e)
 	}
-	if !agent.AllowedRequest(uri) {
+	for _, form := range tg.forms() {
+		if form == "" || agent.AllowedRequest(form) {
+			continue
+		}
 		// Refused: only now is the explanation worth building.
-		d := agent.DecideRequest(uri)
+		d := agent.DecideRequest(form)
+		if form != tg.uri && d.Resolved == "" {
+			d.Resolved = form
+		}
 		token := d.Token
 		if token == "" || token == "*" {
 			token = primaryToken(tokens)

@@ -1,0 +1,256 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWorkerPoolKeepsPace checks that a pool of workers with short client
+// timeouts on one origin keeps requests reaching the server at the paced
+// rate for the whole run, instead of stalling behind slots that timed-out
+// waiters never gave back. It runs on the real clock: Client.Timeout does.
+func TestWorkerPoolKeepsPace(t *testing.T) {
+	const (
+		workers = 20
+		delay   = 200 * time.Millisecond
+		run     = 3 * time.Second
+	)
+	s := newSite(t, serve(200, "User-agent: *\nAllow: /\n"))
+	var mu sync.Mutex
+	var arrivals []time.Time
+	s.setPages(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+	})
+	tr := NewTransport(nil, Options{UserAgent: "ExampleBot", MinDelay: delay})
+	t.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr, Timeout: time.Second}
+	start := time.Now()
+	end := start.Add(run)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				resp, err := client.Get(s.URL + "/page")
+				if err != nil {
+					// A crawler puts the URL back; a short pause keeps
+					// the failed-fast workers from spinning.
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	// Requests queued before the end still go after it: count the run.
+	within := 0
+	for _, a := range arrivals {
+		if a.Before(end) {
+			within++
+		}
+	}
+	possible := int(run/delay) + 1
+	t.Logf("%d of %d possible requests reached the server during the run", within, possible)
+	if within < possible*3/4 || within > possible {
+		t.Errorf("%d requests reached the server during the run, want about %d", within, possible)
+	}
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay-10*time.Millisecond {
+			t.Errorf("requests %d and %d came %v apart, want at least %v", i-1, i, gap, delay)
+		}
+	}
+	if n := len(arrivals); n == 0 || arrivals[n-1].Before(end.Add(-time.Second)) {
+		t.Errorf("no request reached the server in the last second of the run")
+	}
+}
+
+// queued returns how many requests wait in the schedule of key.
+func queued(tr *Transport, key string) int {
+	s := tr.pacer.schedule(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// TestCancelGivesSlotsBack checks that waiters whose contexts end, in
+// whatever order, give their slots back at once: the one left waits one
+// delay, not one per waiter gone.
+func TestCancelGivesSlotsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order []int
+	}{
+		{"oldest first", []int{0, 1, 2}},
+		{"newest first", []int{2, 1, 0}},
+		{"middle first", []int{1, 0, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, serve(200, ""))
+			c := newClock()
+			tr := newTestTransport(t, c, Options{MinDelay: time.Second})
+			var mu sync.Mutex
+			var sleeps []time.Duration
+			release := make(chan struct{})
+			tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
+				mu.Lock()
+				sleeps = append(sleeps, d)
+				mu.Unlock()
+				select {
+				case <-release:
+					c.Advance(d)
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if _, err := get(t, tr, s.URL+"/first"); err != nil {
+				t.Fatal(err)
+			}
+			var cancels []context.CancelFunc
+			var results []chan error
+			for i := range 4 {
+				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel)
+				done := make(chan error, 1)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/w"+strconv.Itoa(i), nil)
+				go func() {
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+					done <- err
+				}()
+				for queued(tr, s.URL) != i+1 {
+					time.Sleep(time.Millisecond)
+				}
+				cancels, results = append(cancels, cancel), append(results, done)
+			}
+			for _, i := range tc.order {
+				cancels[i]()
+				if err := <-results[i]; !errors.Is(err, context.Canceled) {
+					t.Errorf("waiter %d: %v, want context.Canceled", i, err)
+				}
+			}
+			close(release)
+			if err := <-results[3]; err != nil {
+				t.Fatalf("last waiter: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range sleeps {
+				if d != time.Second {
+					t.Errorf("waits %v, want each one delay (1s)", sleeps)
+					break
+				}
+			}
+			if n := s.pageHits.Load(); n != 2 {
+				t.Errorf("%d pages served, want 2", n)
+			}
+		})
+	}
+}
+
+// pausingSite answers /busy with 429 and Retry-After: 3600, and any other
+// page with 200, on one server that every host name dials.
+func pausingSite(t *testing.T) (*site, http.RoundTripper) {
+	s := newSite(t, serve(200, "User-agent: *\nAllow: /\n"))
+	s.setPages(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	addr := s.Listener.Addr().String()
+	base := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(base.CloseIdleConnections)
+	return s, base
+}
+
+// TestSlotPastDeadlineFailsFast checks that a request whose slot lies
+// past its deadline fails at once and takes no slot.
+func TestSlotPastDeadlineFailsFast(t *testing.T) {
+	s, base := pausingSite(t)
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
+	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
+	}
+	if w := c.Waits(); len(w) != 0 {
+		t.Errorf("waits %v before failing, want none", w)
+	}
+	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
+		t.Errorf("waits %v, want [1h]: the failed request took no slot", w)
+	}
+	if n := s.pageHits.Load(); n != 2 {
+		t.Errorf("%d pages served, want 2", n)
+	}
+}
+
+// TestPauseOutlivesOrigin checks that a Retry-After pause survives the
+// origin's robots.txt being pushed out of memory by other origins.
+func TestPauseOutlivesOrigin(t *testing.T) {
+	_, base := pausingSite(t)
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 2, Now: c.Now, Sleep: c.Sleep})
+	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		if _, err := get(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := tr.origins.len(); n > 2 {
+		t.Fatalf("%d origins held, want at most 2", n)
+	}
+	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
+		t.Errorf("waits %v, want [1h]: the pause outlives the origin", w)
+	}
+}
+
+// TestWaitPastFreshnessDecidesAgain checks that a request decided on a
+// robots.txt that goes stale while it waits is decided again, on the
+// fresh robots.txt, before it is sent.
+func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
+	s, base := pausingSite(t)
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Freshness: time.Hour, Now: c.Now, Sleep: c.Sleep})
+	if _, err := get(t, tr, "http://site.example/busy"); err != nil {
+		t.Fatal(err)
+	}
+	s.setRobots(serve(200, "User-agent: *\nDisallow: /page\n"))
+	if _, err := get(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+		t.Fatalf("RoundTrip = %v, want ErrDisallowed from the robots.txt fetched after the wait", err)
+	}
+	if n := s.pageHits.Load(); n != 1 {
+		t.Errorf("%d pages served, want only /busy", n)
+	}
+	if n := s.robotsHits.Load(); n != 2 {
+		t.Errorf("%d robots.txt fetches, want 2", n)
+	}
+}

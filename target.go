@@ -1,0 +1,168 @@
+package robots
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// target is the request a server will see, as net/http puts it on the
+// wire: the site whose robots.txt applies and the request-URI forms the
+// server may serve for it. Deciding anything else lets a request reach a
+// resource its robots.txt disallows.
+type target struct {
+	// url is the URL whose scheme and host name the site when key is
+	// empty: the request's own URL.
+	url *url.URL
+	// key is the origin key of a site other than the one url's host
+	// names (a Host override or an absolute-form request-URI): the site's
+	// origin, "|", and the host[:port] the request is sent to. Empty in
+	// the usual case, so that the origin is looked up without building it.
+	key string
+	// uri is the request-URI as sent, path escaped as Go escapes it on the
+	// wire, query included.
+	uri string
+	// merged is uri with repeated slashes merged and then dot segments
+	// resolved, as common servers (Go's FileServer, nginx, Apache) serve
+	// it; empty when the path has no repeated slash.
+	merged string
+}
+
+// errBadHost is the error for a Host override that net/http would rewrite
+// or a server could read as another site.
+var errBadHost = errors.New("robots: request Host is not an ASCII host[:port]")
+
+// targetOf returns the target of req. A req.Host that names another site
+// than req.URL's host makes that site's robots.txt apply, fetched from
+// req.URL's address with the same Host header; an absolute-form Opaque
+// ("//host/path", the idiom net/http documents for sending a path as is)
+// names its own site and path, since a server takes them over the Host
+// header (RFC 9112 section 3.2.2).
+func targetOf(req *http.Request) (target, error) {
+	return targetFor(req.URL, req.Host)
+}
+
+// targetFor is targetOf for u sent with the Host header host ("" for
+// u.Host).
+func targetFor(u *url.URL, host string) (target, error) {
+	tg := target{url: u}
+	site := ""
+	switch {
+	case strings.HasPrefix(u.Opaque, "//"):
+		authority, path, _ := strings.Cut(u.Opaque[2:], "/")
+		if authority == "" || strings.ContainsAny(authority, "@?#") {
+			return tg, fmt.Errorf("robots: request-URI %q has no plain host", u.Opaque)
+		}
+		site = authority
+		tg.uri = "/" + path
+		if u.ForceQuery || u.RawQuery != "" {
+			tg.uri += "?" + u.RawQuery
+		}
+	default:
+		// Go writes the path in EscapedPath's form (or Opaque as is), so
+		// that is what the server decides on and the rules must match.
+		tg.uri = u.RequestURI()
+	}
+	if site == "" && host != "" && host != u.Host {
+		site = host
+	}
+	if site != "" {
+		key, err := overrideKey(u, site)
+		if err != nil {
+			return tg, err
+		}
+		tg.key = key
+	}
+	tg.merged = mergeSlashes(tg.uri)
+	return tg, nil
+}
+
+// overrideKey returns the origin key of site reached at u's address:
+// "scheme://site|dialhost[:port]", or "" when site is u's own origin.
+func overrideKey(u *url.URL, site string) (string, error) {
+	if !validHost(site) {
+		return "", fmt.Errorf("%w: %q", errBadHost, site)
+	}
+	dial, err := originOf(u)
+	if err != nil {
+		return "", err
+	}
+	named, err := originOf(&url.URL{Scheme: u.Scheme, Host: site})
+	if err != nil {
+		return "", err
+	}
+	if named == dial {
+		return "", nil
+	}
+	_, addr, _ := strings.Cut(dial, "://")
+	return named + "|" + addr, nil
+}
+
+// validHost reports whether h is a host[:port] of printable ASCII that
+// url.Parse reads back as exactly that host: net/http would punycode a
+// non-ASCII Host and cut one at a "/", so either would send another
+// site's name than the one decided.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if h[i] <= ' ' || h[i] >= 0x7f {
+			return false
+		}
+	}
+	u, err := url.Parse("http://" + h)
+	return err == nil && u.Host == h && u.User == nil && u.Path == "" && u.Hostname() != ""
+}
+
+// splitOriginKey returns the origin that key's robots.txt is fetched
+// from and the Host header to send, "" when the URL's own host serves.
+func splitOriginKey(key string) (origin, host string) {
+	site, addr, ok := strings.Cut(key, "|")
+	if !ok {
+		return key, ""
+	}
+	scheme, host, _ := strings.Cut(site, "://")
+	return scheme + "://" + addr, host
+}
+
+// mergeSlashes returns uri with each run of slashes in its path merged
+// into one and then its dot segments resolved, or "" when the path has no
+// repeated slash. "/public//../private" and "/public/..//private" both
+// reach "/private" on servers that merge before resolving.
+func mergeSlashes(uri string) string {
+	path, query, hasQuery := strings.Cut(uri, "?")
+	if !strings.Contains(path, "//") {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(len(uri))
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && i > 0 && path[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(path[i])
+	}
+	if hasQuery {
+		b.WriteByte('?')
+		b.WriteString(query)
+	}
+	merged := b.String()
+	if resolved, ok := policy.ResolveDots(merged); ok {
+		return resolved
+	}
+	return merged
+}
+
+// forms returns the request-URI forms of tg to decide: each must be
+// allowed. The array keeps the common case off the heap.
+func (tg *target) forms() [2]string { return [2]string{tg.uri, tg.merged} }
+
+// lookupTarget returns the in-memory origin whose robots.txt decides tg.
+func (t *Transport) lookupTarget(tg *target) (*origin, error) {
+	if tg.key != "" {
+		return t.origins.lookupKey(tg.key), nil
+	}
+	return t.origins.lookup(tg.url)
+}
