@@ -91,6 +91,9 @@ func FuzzLookup(f *testing.F) {
 	f.Add("-/folder\n+/folder", "/folder/x")
 	f.Add("-/ab\n+/abc\n-/abcd\n+/a\n-*d", "/abcd")
 	f.Add("+/$\n-/", "/")
+	f.Add("-/*a\n-*ab\n+/*b*c$\n-*x\n+/*\n-*abc*", "/zabc")
+	f.Add("-/*.php\n+/x*.php$\n-*p\n-/**ph*p$", "/x.php")
+	f.Add("-/*%2A\n+*%24\n-/*ü", "/a*b$c%C3%BC")
 	f.Fuzz(func(t *testing.T, lines, path string) {
 		var rules []Rule
 		for _, line := range strings.Split(lines, "\n") {

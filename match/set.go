@@ -1,8 +1,8 @@
 package match
 
 import (
-	"bytes"
 	"slices"
+	"strings"
 )
 
 // Rule is one Allow or Disallow line: a compiled pattern and its kind.
@@ -15,32 +15,144 @@ type Rule struct {
 // path by the precedence of RFC 9309 section 2.2.2: the longest matching
 // pattern wins, and an Allow wins a tie. A Set is safe for concurrent use.
 //
-// Rules are indexed by their literal prefix in a radix tree, so a lookup
-// only tries the rules whose prefix the path starts with, however many
-// rules the set holds.
+// Rules are indexed by their literal prefix, so a lookup only tries the
+// rules whose prefix the path starts with, however many rules the set
+// holds. Rules that start with a wildcard ("*.pdf", "/*?sort=") share the
+// empty or "/" prefix, which every path starts with; they are indexed
+// instead by their first literal run after it, and a lookup only tries
+// those whose run occurs in the path.
 type Set struct {
 	rules []Rule
-	root  node
+	lit   index      // rules by literal prefix
+	wild  *wildIndex // wildcard-first rules by first literal run, or nil
 }
 
-// node is a radix tree node. The path from the root spells a literal
-// prefix; rules lists the rules with exactly that prefix, best first.
-type node struct {
-	label    string
-	firsts   []byte // first byte of each child's label, for a fast scan
-	children []*node
-	rules    []int32
+// index finds, among a sorted list of distinct keys, every key that is a
+// prefix of a string: the greatest key not after the string, then its
+// chain of parents, each the longest other key that is a prefix of it.
+// Every key that is a prefix of the string lies on that chain, since the
+// keys sorted between such a key and the string all extend it.
+type index struct {
+	nodes []node  // one per distinct key, sorted by key, then a sentinel
+	order []int32 // rule indexes, grouped by key in node order, best first
+	keys  []string
 }
+
+type node struct {
+	start  int32 // the node's rules are order[start:next node's start]
+	parent int32 // the node of the longest other key prefixing this one, or -1
+}
+
+// wildIndex holds the wildcard-first rules and, so that most positions of
+// a path are skipped without a search, which first octets and pairs of
+// octets their runs start with.
+type wildIndex struct {
+	index
+	maxLen int        // length of the longest pattern, to skip the search
+	single [4]uint64  // first octet of one-octet runs
+	pairs  [16]uint64 // hash of the first two octets of longer runs
+}
+
+func pairBit(a, b byte) uint { return (uint(a)*131 + uint(b)) & 1023 }
+
+func has(bits []uint64, i uint) bool { return bits[i>>6]&(1<<(i&63)) != 0 }
+
+func set(bits []uint64, i uint) { bits[i>>6] |= 1 << (i & 63) }
 
 // NewSet builds a Set over rules. The indexes Lookup returns refer to this
 // slice, which the Set keeps and must not be changed afterwards.
 func NewSet(rules []Rule) *Set {
 	s := &Set{rules: rules}
-	for i := range rules {
-		s.root.insert(rules[i].Pattern.Prefix(), int32(i))
+	lit := make([]keyed, 0, len(rules))
+	var wild []keyed
+	maxLen := 0
+	for i, r := range rules {
+		p := r.Pattern
+		if p.prefix <= 1 {
+			if run := p.firstRun(); run != "" {
+				wild = append(wild, keyed{run, int32(i)})
+				maxLen = max(maxLen, p.Len())
+				continue
+			}
+		}
+		lit = append(lit, keyed{p.Prefix(), int32(i)})
 	}
-	s.root.sortRules(rules)
+	s.lit.build(rules, lit, false)
+	if len(wild) > 0 {
+		w := &wildIndex{maxLen: maxLen}
+		w.build(rules, wild, true)
+		for _, k := range w.keys {
+			if len(k) == 1 {
+				set(w.single[:], uint(k[0]))
+			} else {
+				set(w.pairs[:], pairBit(k[0], k[1]))
+			}
+		}
+		s.wild = w
+	}
 	return s
+}
+
+type keyed struct {
+	key  string
+	rule int32
+}
+
+// build sorts the rules by key, best first within a key, and links every
+// distinct key to its parent. keep keeps the keys; without it a key is
+// found again as the literal prefix of its first rule.
+func (x *index) build(rules []Rule, ks []keyed, keep bool) {
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		switch {
+		case a.rule == b.rule:
+			return 0
+		case better(rules, a.rule, b.rule):
+			return -1
+		}
+		return 1
+	})
+	distinct := 0
+	for i := range ks {
+		if i == 0 || ks[i].key != ks[i-1].key {
+			distinct++
+		}
+	}
+	x.order = make([]int32, len(ks))
+	x.nodes = make([]node, 0, distinct+1)
+	if keep {
+		x.keys = make([]string, 0, distinct)
+	}
+	var stack []int32 // nodes whose keys prefix the current key, shortest first
+	var keys []string // the key of each node on the stack
+	for i, k := range ks {
+		x.order[i] = k.rule
+		if i > 0 && k.key == ks[i-1].key {
+			continue
+		}
+		for len(stack) > 0 && !strings.HasPrefix(k.key, keys[len(keys)-1]) {
+			stack, keys = stack[:len(stack)-1], keys[:len(keys)-1]
+		}
+		parent := int32(-1)
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
+		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
+		if keep {
+			x.keys = append(x.keys, k.key)
+		}
+	}
+	x.nodes = append(x.nodes, node{start: int32(len(ks)), parent: -1})
+}
+
+func (s *Set) key(x *index, k int) string {
+	if x.keys != nil {
+		return x.keys[k]
+	}
+	return s.rules[x.order[x.nodes[k].start]].Pattern.Prefix()
 }
 
 // Len returns the number of rules in the set.
@@ -61,93 +173,54 @@ func better(rules []Rule, a, b int32) bool {
 	return a < b
 }
 
-func (n *node) insert(key string, idx int32) {
-	for {
-		if key == "" {
-			n.rules = append(n.rules, idx)
-			return
-		}
-		ci := bytes.IndexByte(n.firsts, key[0])
-		if ci < 0 {
-			n.firsts = append(n.firsts, key[0])
-			n.children = append(n.children, &node{label: key, rules: []int32{idx}})
-			return
-		}
-		child := n.children[ci]
-		common := commonPrefix(key, child.label)
-		if common < len(child.label) {
-			// Split the edge so that the shared part becomes its own node.
-			split := &node{
-				label:    child.label[:common],
-				firsts:   []byte{child.label[common]},
-				children: []*node{child},
-			}
-			child.label = child.label[common:]
-			n.children[ci] = split
-			child = split
-		}
-		n, key = child, key[common:]
-	}
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
-func (n *node) sortRules(rules []Rule) {
-	if len(n.rules) > 1 {
-		slices.SortFunc(n.rules, func(a, b int32) int {
-			switch {
-			case a == b:
-				return 0
-			case better(rules, a, b):
-				return -1
-			}
-			return 1
-		})
-	}
-	for _, c := range n.children {
-		c.sortRules(rules)
-	}
-}
-
 // Lookup returns the index of the rule that decides the normalised path
 // (see AppendPath), or -1 when no rule matches.
 func (s *Set) Lookup(path []byte) int {
-	best := int32(-1)
-	n := &s.root
-	rest := path
-	for {
-		for _, r := range n.rules {
+	p := pathString(path)
+	best := s.visit(&s.lit, p, p, -1)
+	w := s.wild
+	if w == nil || best >= 0 && s.rules[best].Pattern.Len() > w.maxLen {
+		return int(best)
+	}
+	for i := 0; i < len(p); i++ {
+		if !has(w.single[:], uint(p[i])) && (i+1 == len(p) || !has(w.pairs[:], pairBit(p[i], p[i+1]))) {
+			continue
+		}
+		best = s.visit(&w.index, p[i:], p, best)
+	}
+	return int(best)
+}
+
+// visit tries, best first, the rules of every key of x that is a prefix
+// of at, and returns the better of best and the best of them matching
+// path.
+func (s *Set) visit(x *index, at, path string, best int32) int32 {
+	// Find the greatest key not after at: keys[lo-1] <= at < keys[lo].
+	lo, hi := 0, len(x.nodes)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.key(x, m) <= at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for k := int32(lo - 1); k >= 0; k = x.nodes[k].parent {
+		if !strings.HasPrefix(at, s.key(x, int(k))) {
+			continue
+		}
+		for _, r := range x.order[x.nodes[k].start:x.nodes[k+1].start] {
 			if best >= 0 && !better(s.rules, r, best) {
 				// Rules are sorted best first: none after r can win either.
 				break
 			}
-			if s.rules[r].Pattern.Match(path) {
+			if s.rules[r].Pattern.match(path) {
 				best = r
 				break
 			}
 		}
-		if len(rest) == 0 {
-			break
-		}
-		ci := bytes.IndexByte(n.firsts, rest[0])
-		if ci < 0 {
-			break
-		}
-		n = n.children[ci]
-		if len(rest) < len(n.label) || string(rest[:len(n.label)]) != n.label {
-			break
-		}
-		rest = rest[len(n.label):]
 	}
-	return int(best)
+	return best
 }
 
 // LookupPath normalises a path and query with AppendPath and returns the
