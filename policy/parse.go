@@ -92,6 +92,27 @@ func Parse(data []byte) *Robots {
 	return p.r
 }
 
+// splitLine splits a trimmed, non-empty line into its field name and value
+// at the first colon. Without a colon, a line of exactly two words
+// separated by spaces or tabs splits between them, and ok is false: the
+// caller reads it only when the first word is a field name. Any other
+// line without a colon gives an empty key.
+func splitLine(text []byte) (key, value []byte, ok bool) {
+	if colon := bytes.IndexByte(text, ':'); colon >= 0 {
+		return trim(text[:colon]), trim(text[colon+1:]), true
+	}
+	sp := bytes.IndexAny(text, " \t")
+	if sp < 0 {
+		return nil, nil, false
+	}
+	value = trim(text[sp:])
+	if bytes.ContainsAny(value, " \t") {
+		// Three words or more: too far from "field value" to guess.
+		return nil, nil, false
+	}
+	return text[:sp], value, false
+}
+
 func (p *parser) warn(line int, format string, args ...any) {
 	p.r.warnings = append(p.r.warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...)})
 }
@@ -106,26 +127,27 @@ func (p *parser) line(n int, text []byte) {
 	if len(text) == 0 {
 		return
 	}
-	colon := bytes.IndexByte(text, ':')
-	if colon < 0 {
-		p.warn(n, "no colon: not a robots.txt line; ignored")
-		p.extend(n, "")
-		return
-	}
-	key := trim(text[:colon])
+	key, value, ok := splitLine(text)
 	var buf [16]byte
 	// Used only as map keys and in comparisons, name costs no string copy.
 	name := appendLower(buf[:0], key)
-	field, ok := fieldNames[string(name)]
+	field, known := fieldNames[string(name)]
 	switch {
-	case !ok && knownOther[string(name)]:
-		p.warn(n, "%s is not part of RFC 9309; ignored", key)
+	case !ok && known:
+		// Google's parser, crawler-commons and protego all read a field
+		// name, whitespace and one value as if the colon were there.
+		p.warn(n, "no colon: %q read as %q", text, field+": "+string(value))
 	case !ok:
+		p.warn(n, "no colon: not a robots.txt line; ignored")
+		p.extend(n, "")
+		return
+	case !known && knownOther[string(name)]:
+		p.warn(n, "%s is not part of RFC 9309; ignored", key)
+	case !known:
 		p.warn(n, "unknown field %q; ignored", key)
 	case string(name) != field:
 		p.warn(n, "%q read as %q", key, field)
 	}
-	value := trim(text[colon+1:])
 	p.field(n, field, value)
 	p.extend(n, field)
 }
@@ -168,17 +190,23 @@ func appendLower(dst, b []byte) []byte {
 }
 
 func (p *parser) agent(n int, value string) {
-	if value == "" {
-		p.warn(n, "empty User-agent; ignored")
-		return
-	}
 	token := value
-	if value != "*" {
+	switch {
+	case value == "*":
+	case value != "" && value[0] == '*' && (value[1] == ' ' || value[1] == '\t'):
+		// Google's parser reads "* (everyone else)" as the "*" group.
+		token = "*"
+		p.warn(n, "User-agent %q read as %q", value, token)
+	case value == "":
+		p.warn(n, "empty User-agent names no crawler; its group applies to none")
+	default:
 		token = ProductToken(value)
 		switch {
 		case token == "":
-			p.warn(n, "User-agent %q has no product token; ignored", value)
-			return
+			// The line still starts or joins a group, so that its rules
+			// do not fall to the group above (RFC 9309 section 2.2.1).
+			token = value
+			p.warn(n, "User-agent %q has no product token; its group applies to no crawler", value)
 		case token != value:
 			p.warn(n, "User-agent %q read as its product token %q", value, token)
 		}
@@ -253,10 +281,13 @@ func (p *parser) crawlDelay(n int, value string) {
 		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
 		return
 	}
-	// A Crawl-delay belongs to the group above it, like a rule, so a
-	// User-agent after it starts a new group.
-	p.inRules = true
+	// Unlike a rule, a Crawl-delay does not end a run of User-agent lines:
+	// RFC 9309 section 2.2.4 lets other records never change how the
+	// defined ones group. It belongs to every agent of the group, and the
+	// largest of several is kept, the politest reading.
 	g := &p.r.groups[p.cur]
-	g.CrawlDelay = time.Duration(secs * float64(time.Second))
-	g.HasCrawlDelay = true
+	d := time.Duration(secs * float64(time.Second))
+	if !g.HasCrawlDelay || d > g.CrawlDelay {
+		g.CrawlDelay, g.HasCrawlDelay = d, true
+	}
 }

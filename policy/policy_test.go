@@ -48,6 +48,20 @@ func TestGroups(t *testing.T) {
 			"User-agent: Googlebot/2.1\nDisallow: /v\n", []string{"googlebot"}, "/v", false},
 		{"no groups at all",
 			"# nothing\n", []string{"a"}, "/", true},
+		{"crawl-delay does not end a run of user-agents",
+			"User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"malformed crawl-delay does not end a run of user-agents",
+			"User-agent: a\nCrawl-delay: soon\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"user-agent without a product token starts a group of its own",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: ü-bot\nDisallow: /\n", []string{"googlebot"}, "/x", true},
+		{"user-agent without a product token matches no crawler",
+			"User-agent: *bot\nDisallow: /\n", []string{"bot"}, "/x", true},
+		{"empty user-agent joins the run and matches no crawler",
+			"User-agent:\nUser-agent: a\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"star followed by a comment is the star group",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: * (everyone else)\nDisallow: /\n", []string{"other"}, "/x", false},
+		{"star followed by a comment leaves the named group alone",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: * (everyone else)\nDisallow: /\n", []string{"googlebot"}, "/x", true},
 		{"rules before any user-agent ignored",
 			"Disallow: /\nUser-agent: a\nAllow: /x\n", []string{"a"}, "/y", true},
 	}
@@ -89,7 +103,12 @@ func TestLineSyntax(t *testing.T) {
 		{"pattern with a bad escape ignored", "User-agent: *\nDisallow: /bad%zz\n", "/bad", true},
 		{"pattern without a slash ignored", "User-agent: *\nDisallow: x\n", "/x", true},
 		{"unicode space is a path character", "User-agent: *\nDisallow: /a\u00a0\n", "/a", true},
-		{"line without a colon ignored", "User-agent: *\nDisallow /x\n", "/x", true},
+		{"field and value without a colon read as meant", "User-agent: *\nDisallow /x\n", "/x", false},
+		{"user-agent without a colon read as meant", "User-agent *\nDisallow: /x\n", "/x", false},
+		{"misspelling without a colon read as meant", "User-agent: *\nDissallow\t/x\n", "/x", false},
+		{"three words without a colon ignored", "User-agent: *\nDisallow /x /y\n", "/x", true},
+		{"unknown field without a colon ignored", "User-agent: *\nForbid /x\n", "/x", true},
+		{"one word without a colon ignored", "User-agent: *\nDisallow/x\n", "/x", true},
 		{"robots.txt always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt", true},
 		{"robots.txt with escapes", "User-agent: *\nDisallow: /\n", "/%72obots.txt", true},
 		{"robots.txt is case-sensitive", "User-agent: *\nDisallow: /\n", "/Robots.txt", false},
@@ -121,6 +140,12 @@ func TestWarnings(t *testing.T) {
 		"just text",                 // 12
 		"Sitemap:",                  // 13
 		"Disallow: /fine",           // 14
+		"user-agent bot4",           // 15
+		"Disallow /x",               // 16
+		"User-agent: ü-bot",         // 17
+		"User-agent:",               // 18
+		"User-agent: * all others",  // 19
+		"Disallow /x /y",            // 20
 	}, "\n")
 	r := Parse([]byte(file))
 	want := map[int]string{
@@ -128,6 +153,10 @@ func TestWarnings(t *testing.T) {
 		5: "% not followed", 6: "neither", 7: "not part of RFC 9309",
 		8: "unknown field", 9: `read as "disallow"`, 10: "product token",
 		11: "not a number", 12: "no colon", 13: "empty Sitemap",
+		15: `no colon: "user-agent bot4" read as "user-agent: bot4"`,
+		16: `no colon: "Disallow /x" read as "disallow: /x"`,
+		17: "no product token", 18: "empty User-agent", 19: `read as "*"`,
+		20: "no colon",
 	}
 	got := map[int]string{}
 	for _, w := range r.Warnings() {
@@ -174,7 +203,7 @@ func TestDecideExplains(t *testing.T) {
 
 // TestCrawlDelayAndSitemaps checks the non-rule records.
 func TestCrawlDelayAndSitemaps(t *testing.T) {
-	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
+	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\nDisallow: /y\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
 	if d, ok := r.CrawlDelay("a"); !ok || d != 4*time.Second {
 		t.Errorf("CrawlDelay(a) = %v, %v; want the larger merged delay 4s", d, ok)
 	}
@@ -183,6 +212,14 @@ func TestCrawlDelayAndSitemaps(t *testing.T) {
 	}
 	if got := fmt.Sprint(r.Sitemaps()); got != "[https://e.example/a.xml https://e.example/b.xml]" {
 		t.Errorf("Sitemaps() = %s", got)
+	}
+	// RFC 9309 section 2.2.4: the Crawl-delay does not split a and b, so
+	// both get it; of several in one group the largest holds.
+	r = Parse([]byte("User-agent: a\nCrawl-delay: 5\nCrawl-delay: 7\nCrawl-delay: 1\nUser-agent: b\nDisallow: /x\n"))
+	for _, tok := range []string{"a", "b"} {
+		if d, ok := r.CrawlDelay(tok); !ok || d != 7*time.Second {
+			t.Errorf("CrawlDelay(%s) = %v, %v; want the group's largest, 7s", tok, d, ok)
+		}
 	}
 }
 

@@ -100,6 +100,10 @@ func (r *Robots) index() {
 				star = appendOnce(star, i)
 				continue
 			}
+			if a == "" || ProductToken(a) != a {
+				// A value without a product token names no crawler.
+				continue
+			}
 			key := strings.ToLower(a)
 			named[key] = appendOnce(named[key], i)
 		}
