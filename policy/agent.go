@@ -62,8 +62,9 @@ func (a Agent) allowed(path []byte) bool {
 	if string(path) == "/robots.txt" {
 		return true
 	}
-	i := a.sel.set.Lookup(path)
-	return i < 0 || a.sel.rules[i].Allow
+	x := a.sel.index()
+	i := x.set.Lookup(path)
+	return i < 0 || x.rules[i].Allow
 }
 
 // Decide decides pathAndQuery and explains the decision: the longest
@@ -92,8 +93,9 @@ func (a Agent) decide(path []byte, pathAndQuery string) Decision {
 	if d.Path == "/robots.txt" {
 		return d
 	}
-	if i := a.sel.set.Lookup(path); i >= 0 {
-		d.Matched, d.Rule, d.Allowed = true, a.sel.rules[i], a.sel.rules[i].Allow
+	x := a.sel.index()
+	if i := x.set.Lookup(path); i >= 0 {
+		d.Matched, d.Rule, d.Allowed = true, x.rules[i], x.rules[i].Allow
 	}
 	return d
 }

@@ -11,10 +11,7 @@ package policy
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/crawlkit/robots/match"
 )
 
 // Robots is a parsed robots.txt file. It is immutable and safe for
@@ -26,8 +23,8 @@ type Robots struct {
 	warnings []Warning
 	lines    int
 
-	byAgent map[string]*selection // lower-cased product token
-	star    *selection            // the merged "*" groups, or nil
+	agents []agentEntry // by lower-cased product token, sorted
+	star   *selection   // the merged "*" groups, or nil
 }
 
 // Group is one group of a robots.txt file: consecutive User-agent lines
@@ -45,8 +42,6 @@ type Group struct {
 	// CrawlDelay is the group's Crawl-delay, valid when HasCrawlDelay.
 	CrawlDelay    time.Duration
 	HasCrawlDelay bool
-
-	compiled []match.Rule // parallel to Rules
 }
 
 // Rule is one Allow or Disallow line.
@@ -79,109 +74,6 @@ type Warning struct {
 
 // String formats the warning as "line N: message".
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
-
-// selection is the merged rule set of every group naming one token.
-type selection struct {
-	groups   []int
-	rules    []Rule // parallel to set's rules
-	set      *match.Set
-	delay    time.Duration
-	hasDelay bool
-}
-
-// index merges, for every product token, the groups that name it (RFC 9309
-// section 2.2.1), and builds one rule set per distinct merge.
-func (r *Robots) index() {
-	named := map[string][]int{}
-	var star []int
-	for i, g := range r.groups {
-		for _, a := range g.Agents {
-			if a == "*" {
-				star = appendOnce(star, i)
-				continue
-			}
-			if a == "" || ProductToken(a) != a {
-				// A value without a product token names no crawler.
-				continue
-			}
-			key := strings.ToLower(a)
-			named[key] = appendOnce(named[key], i)
-		}
-	}
-	built := map[string]*selection{}
-	r.byAgent = make(map[string]*selection, len(named))
-	for token, groups := range named {
-		r.byAgent[token] = r.selection(groups, built)
-	}
-	if star != nil {
-		r.star = r.selection(star, built)
-	}
-}
-
-func appendOnce(list []int, i int) []int {
-	if len(list) > 0 && list[len(list)-1] == i {
-		return list
-	}
-	return append(list, i)
-}
-
-// selection returns the merged rule set of groups, reusing one already
-// built for the same groups, as happens when a group lists many agents.
-func (r *Robots) selection(groups []int, built map[string]*selection) *selection {
-	key := fmt.Sprint(groups)
-	if s, ok := built[key]; ok {
-		return s
-	}
-	s := &selection{groups: groups}
-	var compiled []match.Rule
-	for _, gi := range groups {
-		g := &r.groups[gi]
-		if len(groups) == 1 {
-			// Nothing to merge: share the group's own immutable slices.
-			s.rules, compiled = g.Rules, g.compiled
-		} else {
-			s.rules = append(s.rules, g.Rules...)
-			compiled = append(compiled, g.compiled...)
-		}
-		if g.HasCrawlDelay && (!s.hasDelay || g.CrawlDelay > s.delay) {
-			s.delay, s.hasDelay = g.CrawlDelay, true
-		}
-	}
-	s.set = match.NewSet(compiled)
-	built[key] = s
-	return s
-}
-
-// lookup returns the selection for the first token that has a group, or
-// the "*" groups, with the token that chose it ("*" for the fallback).
-func (r *Robots) lookup(tokens []string) (*selection, string) {
-	if r == nil {
-		return nil, ""
-	}
-	for _, t := range tokens {
-		if t == "*" {
-			break
-		}
-		var buf [64]byte
-		if len(t) <= len(buf) {
-			n := copy(buf[:], t)
-			for i := range n {
-				if c := buf[i]; 'A' <= c && c <= 'Z' {
-					buf[i] = c + 'a' - 'A'
-				}
-			}
-			if s, ok := r.byAgent[string(buf[:n])]; ok {
-				return s, t
-			}
-		} else if s, ok := r.byAgent[strings.ToLower(t)]; ok {
-			return s, t
-		}
-	}
-	if r.star == nil {
-		return nil, ""
-	}
-	return r.star, "*"
-}
 
 // Allowed reports whether a crawler with the product token may fetch
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
