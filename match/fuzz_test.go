@@ -94,6 +94,8 @@ func FuzzLookup(f *testing.F) {
 	f.Add("-/*a\n-*ab\n+/*b*c$\n-*x\n+/*\n-*abc*", "/zabc")
 	f.Add("-/*.php\n+/x*.php$\n-*p\n-/**ph*p$", "/x.php")
 	f.Add("-/*%2A\n+*%24\n-/*ü", "/a*b$c%C3%BC")
+	// More wildcard-first runs than a lookup looks for one by one.
+	f.Add("-*a\n+/*ab\n-*b*c\n+*abc$\n-/*bc\n+*c\n-*x\n+/*y\n-*z?\n+*ca\n-/*a*$", "/cabcab")
 	f.Fuzz(func(t *testing.T, lines, path string) {
 		var rules []Rule
 		for _, line := range strings.Split(lines, "\n") {

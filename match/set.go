@@ -177,25 +177,52 @@ func better(rules []Rule, a, b int32) bool {
 // (see AppendPath), or -1 when no rule matches.
 func (s *Set) Lookup(path []byte) int {
 	p := pathString(path)
-	best := s.visit(&s.lit, p, p, -1)
+	best := s.visit(&s.lit, p, -1)
 	w := s.wild
 	if w == nil || best >= 0 && s.rules[best].Pattern.Len() > w.maxLen {
 		return int(best)
+	}
+	if len(w.keys) <= fewRuns {
+		// A few runs are each looked for once, with strings.Contains.
+		for k, run := range w.keys {
+			if strings.Contains(p, run) {
+				best = s.try(&w.index, int32(k), p, best)
+			}
+		}
+		return int(best)
+	}
+	// Many runs: at each position of the path whose octets start some
+	// run, find the runs starting there. A run found again further on
+	// would only test the same rules against the same path, so the last
+	// few nodes tried are remembered and skipped, which keeps a path that
+	// repeats one run ("/aaaa…") from testing its rules at every position.
+	var seen [8]int32
+	next := 0
+	for i := range seen {
+		seen[i] = -1
 	}
 	for i := 0; i < len(p); i++ {
 		if !has(w.single[:], uint(p[i])) && (i+1 == len(p) || !has(w.pairs[:], pairBit(p[i], p[i+1]))) {
 			continue
 		}
-		best = s.visit(&w.index, p[i:], p, best)
+		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
+			if !strings.HasPrefix(p[i:], w.keys[k]) || slices.Contains(seen[:], k) {
+				continue
+			}
+			seen[next] = k
+			next = (next + 1) % len(seen)
+			best = s.try(&w.index, k, p, best)
+		}
 	}
 	return int(best)
 }
 
-// visit tries, best first, the rules of every key of x that is a prefix
-// of at, and returns the better of best and the best of them matching
-// path.
-func (s *Set) visit(x *index, at, path string, best int32) int32 {
-	// Find the greatest key not after at: keys[lo-1] <= at < keys[lo].
+// fewRuns is the number of wildcard-first runs up to which a lookup looks
+// for each run in the path rather than for the runs at each position.
+const fewRuns = 8
+
+// greatest returns the node of the greatest key not after at, or -1.
+func (x *index) greatest(s *Set, at string) int32 {
 	lo, hi := 0, len(x.nodes)-1
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -205,19 +232,30 @@ func (s *Set) visit(x *index, at, path string, best int32) int32 {
 			hi = m
 		}
 	}
-	for k := int32(lo - 1); k >= 0; k = x.nodes[k].parent {
-		if !strings.HasPrefix(at, s.key(x, int(k))) {
-			continue
+	return int32(lo - 1)
+}
+
+// try tests, best first, the rules of node k of x against path, and
+// returns the better of best and the first of them that matches.
+func (s *Set) try(x *index, k int32, path string, best int32) int32 {
+	for _, r := range x.order[x.nodes[k].start:x.nodes[k+1].start] {
+		if best >= 0 && !better(s.rules, r, best) {
+			// Rules are sorted best first: none after r can win either.
+			break
 		}
-		for _, r := range x.order[x.nodes[k].start:x.nodes[k+1].start] {
-			if best >= 0 && !better(s.rules, r, best) {
-				// Rules are sorted best first: none after r can win either.
-				break
-			}
-			if s.rules[r].Pattern.match(path) {
-				best = r
-				break
-			}
+		if s.rules[r].Pattern.match(path) {
+			return r
+		}
+	}
+	return best
+}
+
+// visit tries the rules of every key of x that is a prefix of path, and
+// returns the best of them that matches, or best if none is better.
+func (s *Set) visit(x *index, path string, best int32) int32 {
+	for k := x.greatest(s, path); k >= 0; k = x.nodes[k].parent {
+		if strings.HasPrefix(path, s.key(x, int(k))) {
+			best = s.try(x, k, path, best)
 		}
 	}
 	return best
