@@ -44,16 +44,39 @@ type node struct {
 }
 
 // wildIndex holds the wildcard-first rules and, so that most positions of
-// a path are skipped without a search, which first octets and pairs of
-// octets their runs start with.
+// a path are skipped without a search, which octets their runs start
+// with: the first octet of one-octet runs, the first two of two- and
+// three-octet runs, and a hash of the first four of longer runs, in a
+// table of about 16 bits per run.
 type wildIndex struct {
 	index
 	maxLen int        // length of the longest pattern, to skip the search
 	single [4]uint64  // first octet of one-octet runs
-	pairs  [16]uint64 // hash of the first two octets of longer runs
+	pairs  [16]uint64 // hash of the first two octets of two- and three-octet runs
+	quads  []uint64   // hash of the first four octets of longer runs
+	shift  uint       // quadBit's shift: 32 less log2 of the bits in quads
 }
 
 func pairBit(a, b byte) uint { return (uint(a)*131 + uint(b)) & 1023 }
+
+func (w *wildIndex) quadBit(s string) uint {
+	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return uint(x * 0x9e3779b1 >> w.shift)
+}
+
+// starts reports whether some run may start at p[i:].
+func (w *wildIndex) starts(p string, i int) bool {
+	if has(w.single[:], uint(p[i])) {
+		return true
+	}
+	if i+1 == len(p) {
+		return false
+	}
+	if has(w.pairs[:], pairBit(p[i], p[i+1])) {
+		return true
+	}
+	return i+4 <= len(p) && has(w.quads, w.quadBit(p[i:]))
+}
 
 func has(bits []uint64, i uint) bool { return bits[i>>6]&(1<<(i&63)) != 0 }
 
@@ -79,13 +102,20 @@ func NewSet(rules []Rule) *Set {
 	}
 	s.lit.build(rules, lit, false)
 	if len(wild) > 0 {
-		w := &wildIndex{maxLen: maxLen}
+		w := &wildIndex{maxLen: maxLen, shift: 32 - 6}
 		w.build(rules, wild, true)
+		for bits := 64; bits < 16*len(w.keys); bits *= 2 {
+			w.shift--
+		}
+		w.quads = make([]uint64, 1<<(32-w.shift)/64)
 		for _, k := range w.keys {
-			if len(k) == 1 {
+			switch {
+			case len(k) == 1:
 				set(w.single[:], uint(k[0]))
-			} else {
+			case len(k) < 4:
 				set(w.pairs[:], pairBit(k[0], k[1]))
+			default:
+				set(w.quads, w.quadBit(k))
 			}
 		}
 		s.wild = w
@@ -202,7 +232,7 @@ func (s *Set) Lookup(path []byte) int {
 		seen[i] = -1
 	}
 	for i := 0; i < len(p); i++ {
-		if !has(w.single[:], uint(p[i])) && (i+1 == len(p) || !has(w.pairs[:], pairBit(p[i], p[i+1]))) {
+		if !w.starts(p, i) {
 			continue
 		}
 		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
