@@ -22,7 +22,11 @@ type Rule struct {
 // instead by their first literal run after it, and a lookup only tries
 // those whose run occurs in the path.
 type Set struct {
-	rules []Rule
+	// Every rule is its normalised pattern and one word of the rest,
+	// rather than a Rule, which is half as large again: a held robots.txt
+	// file is mostly its rules.
+	norms []string
+	meta  []uint32   // see packRule
 	lit   index      // rules by literal prefix
 	wild  *wildIndex // wildcard-first rules by first literal run, or nil
 }
@@ -43,49 +47,104 @@ type node struct {
 	parent int32 // the node of the longest other key prefixing this one, or -1
 }
 
-// wildIndex holds the wildcard-first rules and, so that most positions of
-// a path are skipped without a search, which octets their runs start
-// with: the first octet of one-octet runs, the first two of two- and
-// three-octet runs, and a hash of the first four of longer runs, in a
-// table of about 16 bits per run.
+// wildIndex holds the wildcard-first rules, and with more than fewRuns
+// runs a filter of the octets that they start with.
 type wildIndex struct {
 	index
 	maxLen int        // length of the longest pattern, to skip the search
+	filter *runFilter // nil with at most fewRuns runs
+}
+
+// runFilter tells, so that most positions of a path are skipped without
+// a search, which octets the runs start with: the first octet of
+// one-octet runs, the first two of two- and three-octet runs, and a hash
+// of the first four of longer runs, in a table of about 16 bits per run.
+type runFilter struct {
 	single [4]uint64  // first octet of one-octet runs
 	pairs  [16]uint64 // hash of the first two octets of two- and three-octet runs
 	quads  []uint64   // hash of the first four octets of longer runs
 	shift  uint       // quadBit's shift: 32 less log2 of the bits in quads
 }
 
+func newRunFilter(keys []string) *runFilter {
+	f := &runFilter{shift: 32 - 6}
+	for bits := 64; bits < 16*len(keys); bits *= 2 {
+		f.shift--
+	}
+	f.quads = make([]uint64, 1<<(32-f.shift)/64)
+	for _, k := range keys {
+		switch {
+		case len(k) == 1:
+			set(f.single[:], uint(k[0]))
+		case len(k) < 4:
+			set(f.pairs[:], pairBit(k[0], k[1]))
+		default:
+			set(f.quads, f.quadBit(k))
+		}
+	}
+	return f
+}
+
 func pairBit(a, b byte) uint { return (uint(a)*131 + uint(b)) & 1023 }
 
-func (w *wildIndex) quadBit(s string) uint {
+func (f *runFilter) quadBit(s string) uint {
 	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-	return uint(x * 0x9e3779b1 >> w.shift)
+	return uint(x * 0x9e3779b1 >> f.shift)
 }
 
 // starts reports whether some run may start at p[i:].
-func (w *wildIndex) starts(p string, i int) bool {
-	if has(w.single[:], uint(p[i])) {
+func (f *runFilter) starts(p string, i int) bool {
+	if has(f.single[:], uint(p[i])) {
 		return true
 	}
 	if i+1 == len(p) {
 		return false
 	}
-	if has(w.pairs[:], pairBit(p[i], p[i+1])) {
+	if has(f.pairs[:], pairBit(p[i], p[i+1])) {
 		return true
 	}
-	return i+4 <= len(p) && has(w.quads, w.quadBit(p[i:]))
+	return i+4 <= len(p) && has(f.quads, f.quadBit(p[i:]))
 }
 
 func has(bits []uint64, i uint) bool { return bits[i>>6]&(1<<(i&63)) != 0 }
 
 func set(bits []uint64, i uint) { bits[i>>6] |= 1 << (i & 63) }
 
+// Bits of a rule's meta word above its prefix length.
+const (
+	metaAllow    = 1 << 31
+	metaAnchored = 1 << 30
+	metaWild     = 1 << 29
+	metaPrefix   = metaWild - 1
+)
+
+func packRule(r Rule) uint32 {
+	m := uint32(r.Pattern.prefix) & metaPrefix
+	if r.Allow {
+		m |= metaAllow
+	}
+	if r.Pattern.anchored {
+		m |= metaAnchored
+	}
+	if r.Pattern.wild {
+		m |= metaWild
+	}
+	return m
+}
+
+// pattern returns the pattern of rule i.
+func (s *Set) pattern(i int32) Pattern {
+	m := s.meta[i]
+	return Pattern{norm: s.norms[i], prefix: int32(m & metaPrefix), anchored: m&metaAnchored != 0, wild: m&metaWild != 0}
+}
+
 // NewSet builds a Set over rules. The indexes Lookup returns refer to this
-// slice, which the Set keeps and must not be changed afterwards.
+// slice; the Set keeps a copy of what it needs, so rules may be reused.
 func NewSet(rules []Rule) *Set {
-	s := &Set{rules: rules}
+	s := &Set{norms: make([]string, len(rules)), meta: make([]uint32, len(rules))}
+	for i, r := range rules {
+		s.norms[i], s.meta[i] = r.Pattern.norm, packRule(r)
+	}
 	lit := make([]keyed, 0, len(rules))
 	var wild []keyed
 	maxLen := 0
@@ -100,23 +159,12 @@ func NewSet(rules []Rule) *Set {
 		}
 		lit = append(lit, keyed{p.Prefix(), int32(i)})
 	}
-	s.lit.build(rules, lit, false)
+	s.lit.build(s, lit, false)
 	if len(wild) > 0 {
-		w := &wildIndex{maxLen: maxLen, shift: 32 - 6}
-		w.build(rules, wild, true)
-		for bits := 64; bits < 16*len(w.keys); bits *= 2 {
-			w.shift--
-		}
-		w.quads = make([]uint64, 1<<(32-w.shift)/64)
-		for _, k := range w.keys {
-			switch {
-			case len(k) == 1:
-				set(w.single[:], uint(k[0]))
-			case len(k) < 4:
-				set(w.pairs[:], pairBit(k[0], k[1]))
-			default:
-				set(w.quads, w.quadBit(k))
-			}
+		w := &wildIndex{maxLen: maxLen}
+		w.build(s, wild, true)
+		if len(w.keys) > fewRuns {
+			w.filter = newRunFilter(w.keys)
 		}
 		s.wild = w
 	}
@@ -131,7 +179,7 @@ type keyed struct {
 // build sorts the rules by key, best first within a key, and links every
 // distinct key to its parent. keep keeps the keys; without it a key is
 // found again as the literal prefix of its first rule.
-func (x *index) build(rules []Rule, ks []keyed, keep bool) {
+func (x *index) build(s *Set, ks []keyed, keep bool) {
 	slices.SortFunc(ks, func(a, b keyed) int {
 		if c := strings.Compare(a.key, b.key); c != 0 {
 			return c
@@ -139,7 +187,7 @@ func (x *index) build(rules []Rule, ks []keyed, keep bool) {
 		switch {
 		case a.rule == b.rule:
 			return 0
-		case better(rules, a.rule, b.rule):
+		case s.better(a.rule, b.rule):
 			return -1
 		}
 		return 1
@@ -182,23 +230,26 @@ func (s *Set) key(x *index, k int) string {
 	if x.keys != nil {
 		return x.keys[k]
 	}
-	return s.rules[x.order[x.nodes[k].start]].Pattern.Prefix()
+	i := x.order[x.nodes[k].start]
+	return s.norms[i][:s.meta[i]&metaPrefix]
 }
 
 // Len returns the number of rules in the set.
-func (s *Set) Len() int { return len(s.rules) }
+func (s *Set) Len() int { return len(s.norms) }
 
 // Rule returns the i'th rule given to NewSet.
-func (s *Set) Rule(i int) Rule { return s.rules[i] }
+func (s *Set) Rule(i int) Rule {
+	return Rule{Pattern: s.pattern(int32(i)), Allow: s.meta[i]&metaAllow != 0}
+}
 
 // better reports whether rule a takes precedence over rule b.
-func better(rules []Rule, a, b int32) bool {
-	la, lb := rules[a].Pattern.Len(), rules[b].Pattern.Len()
+func (s *Set) better(a, b int32) bool {
+	la, lb := len(s.norms[a]), len(s.norms[b])
 	if la != lb {
 		return la > lb
 	}
-	if rules[a].Allow != rules[b].Allow {
-		return rules[a].Allow
+	if aa, ab := s.meta[a]&metaAllow, s.meta[b]&metaAllow; aa != ab {
+		return aa != 0
 	}
 	return a < b
 }
@@ -209,7 +260,7 @@ func (s *Set) Lookup(path []byte) int {
 	p := pathString(path)
 	best := s.visit(&s.lit, p, -1)
 	w := s.wild
-	if w == nil || best >= 0 && s.rules[best].Pattern.Len() > w.maxLen {
+	if w == nil || best >= 0 && len(s.norms[best]) > w.maxLen {
 		return int(best)
 	}
 	if len(w.keys) <= fewRuns {
@@ -232,7 +283,7 @@ func (s *Set) Lookup(path []byte) int {
 		seen[i] = -1
 	}
 	for i := 0; i < len(p); i++ {
-		if !w.starts(p, i) {
+		if !w.filter.starts(p, i) {
 			continue
 		}
 		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
@@ -269,11 +320,11 @@ func (x *index) greatest(s *Set, at string) int32 {
 // returns the better of best and the first of them that matches.
 func (s *Set) try(x *index, k int32, path string, best int32) int32 {
 	for _, r := range x.order[x.nodes[k].start:x.nodes[k+1].start] {
-		if best >= 0 && !better(s.rules, r, best) {
+		if best >= 0 && !s.better(r, best) {
 			// Rules are sorted best first: none after r can win either.
 			break
 		}
-		if s.rules[r].Pattern.match(path) {
+		if s.pattern(r).match(path) {
 			return r
 		}
 	}

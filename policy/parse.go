@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/crawlkit/robots/match"
 )
@@ -80,6 +81,10 @@ type parser struct {
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
+// maxPooled is the most rules or agents whose scratch space a pooled
+// parser keeps.
+const maxPooled = 4096
+
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
 // skipped with a Warning, so garbage gives an empty policy and warnings.
 // Parse reads all of data; apply Truncate first to see what a crawler sees.
@@ -90,7 +95,12 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
-	body := string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	// While parsing, the lines are read in place, through a string view of
+	// data; finish copies every string that the result keeps (agents,
+	// patterns, sitemaps) into one string of their own, so the result
+	// never points into data.
+	body := unsafe.String(unsafe.SliceData(data), len(data))
 	line := 0
 	lf := -1 // position of the next LF at or after pos, once searched for
 	for pos := 0; pos < len(body); {
@@ -117,15 +127,63 @@ func Parse(data []byte) *Robots {
 	r.lines = line
 	r.index()
 	p.r = nil
-	parsers.Put(p)
+	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
+		// The scratch of a huge file is left to the collector rather than
+		// held by the pool.
+		parsers.Put(p)
+	}
 	return r
 }
 
 // finish moves the gathered groups into the Robots, in slices of exactly
 // their size: one for the groups, one for every group's agents and one
-// for every group's rules.
+// for every group's rules, and copies the strings it keeps, which point
+// into the caller's data, into one string: comments, field names and
+// blank lines are not kept.
 func (p *parser) finish() *Robots {
 	r := p.r
+	n := 0
+	for _, a := range p.agents {
+		n += len(a)
+	}
+	for _, rule := range p.rules {
+		n += len(rule.Pattern)
+	}
+	for _, sm := range r.sitemaps {
+		n += len(sm)
+	}
+	var kept strings.Builder
+	kept.Grow(n)
+	for _, a := range p.agents {
+		kept.WriteString(a)
+	}
+	for _, rule := range p.rules {
+		kept.WriteString(rule.Pattern)
+	}
+	for _, sm := range r.sitemaps {
+		kept.WriteString(sm)
+	}
+	all, off := kept.String(), 0
+	take := func(s string) string {
+		s, off = all[off:off+len(s)], off+len(s)
+		return s
+	}
+	for i := range p.agents {
+		p.agents[i] = take(p.agents[i])
+	}
+	for i := range p.rules {
+		p.rules[i].Pattern = take(p.rules[i].Pattern)
+	}
+	for i := range r.sitemaps {
+		r.sitemaps[i] = take(r.sitemaps[i])
+	}
+	// Appending left spare capacity that a held file need not keep.
+	if cap(r.sitemaps) > len(r.sitemaps) {
+		r.sitemaps = slices.Clone(r.sitemaps)
+	}
+	if cap(r.warnings) > len(r.warnings) {
+		r.warnings = slices.Clone(r.warnings)
+	}
 	if len(p.groups) > 0 {
 		groups := slices.Clone(p.groups)
 		agents := slices.Clone(p.agents)
