@@ -166,3 +166,36 @@ func FuzzAppendPath(f *testing.F) {
 		}
 	})
 }
+
+// TestLookupManyRules compares, with a scan of every rule, a set large
+// enough to keep its keys and narrow its search by the octet after "/".
+func TestLookupManyRules(t *testing.T) {
+	var rules []Rule
+	for i := range 3 * keepKeys {
+		pattern := fmt.Sprintf("/%c%d/", 'a'+i%7, i)
+		switch i % 5 {
+		case 1:
+			pattern = fmt.Sprintf("/%c", 'a'+i%7)
+		case 2:
+			pattern = fmt.Sprintf("/*%d$", i)
+		case 3:
+			pattern = "/"
+		}
+		p, err := Compile(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, Rule{Pattern: p, Allow: i%3 == 0})
+	}
+	s := NewSet(rules)
+	if s.lit.slash == nil {
+		t.Fatal("the set does not narrow its search")
+	}
+	for _, path := range []string{"/", "/a", "/a0/", "/b7/x", "/g699/", "/z", "/%FF", "/a/x17", "/c12/d", "/~"} {
+		norm := AppendPath(nil, path)
+		got, want := s.Lookup(norm), refLookup(rules, string(norm))
+		if got != want && (got < 0 || want < 0 || rules[got].Allow != rules[want].Allow || rules[got].Pattern.Len() != rules[want].Pattern.Len()) {
+			t.Errorf("path %q: Lookup = %d, a scan gives %d", path, got, want)
+		}
+	}
+}

@@ -40,6 +40,10 @@ type index struct {
 	nodes []node  // one per distinct key, sorted by key, then a sentinel
 	order []int32 // rule indexes, grouped by key in node order, best first
 	keys  []string
+	// With many keys kept, slash[c] is the first node whose key is not before
+	// "/" followed by octet c, so that a search for a path starting so
+	// starts among the keys that share those two octets.
+	slash *[257]int32
 }
 
 type node struct {
@@ -159,7 +163,9 @@ func NewSet(rules []Rule) *Set {
 		}
 		lit = append(lit, keyed{p.Prefix(), int32(i)})
 	}
-	s.lit.build(s, lit, false)
+	// A large set keeps its keys next to each other: found through their
+	// rules, each step of a search would be three loads from far apart.
+	s.lit.build(s, lit, len(lit) > keepKeys)
 	if len(wild) > 0 {
 		w := &wildIndex{maxLen: maxLen}
 		w.build(s, wild, true)
@@ -224,6 +230,16 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		}
 	}
 	x.nodes = append(x.nodes, node{start: int32(len(ks)), parent: -1})
+	if keep && len(x.keys) > keepKeys {
+		x.slash = new([257]int32)
+		for c := range 256 {
+			i, _ := slices.BinarySearch(x.keys, "/"+string([]byte{byte(c)}))
+			x.slash[c] = int32(i)
+		}
+		// "0" follows "/" and so every key starting with it.
+		i, _ := slices.BinarySearch(x.keys, "0")
+		x.slash[256] = int32(i)
+	}
 }
 
 func (s *Set) key(x *index, k int) string {
@@ -298,6 +314,11 @@ func (s *Set) Lookup(path []byte) int {
 	return int(best)
 }
 
+// keepKeys is the number of literal-prefix rules above which a Set keeps
+// their prefixes in an array of their own, which costs two words per
+// distinct prefix and saves loads on a search among many.
+const keepKeys = 256
+
 // fewRuns is the number of wildcard-first runs up to which a lookup looks
 // for each run in the path rather than for the runs at each position.
 const fewRuns = 8
@@ -305,6 +326,11 @@ const fewRuns = 8
 // greatest returns the node of the greatest key not after at, or -1.
 func (x *index) greatest(s *Set, at string) int32 {
 	lo, hi := 0, len(x.nodes)-1
+	if x.slash != nil && len(at) >= 2 && at[0] == '/' {
+		// Keys before the range are before at, and those after it are
+		// after at.
+		lo, hi = int(x.slash[at[1]]), int(x.slash[int(at[1])+1])
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if s.key(x, m) <= at {
