@@ -37,10 +37,15 @@ type Set struct {
 // Every key that is a prefix of the string lies on that chain, since the
 // keys sorted between such a key and the string all extend it.
 type index struct {
-	nodes []node  // one per distinct key, sorted by key, then a sentinel
-	order []int32 // rule indexes, grouped by key in node order, best first
-	keys  []string
-	// With many keys kept, slash[c] is the first node whose key is not before
+	nodes []node    // one per distinct key, sorted by key, then a sentinel
+	order []int32   // rule indexes, grouped by key in node order, best first
+	kept  *keptKeys // nil when keys are found through their rules
+}
+
+// keptKeys holds the keys of an index in an array of their own.
+type keptKeys struct {
+	keys []string
+	// With many keys, slash[c] is the first node whose key is not before
 	// "/" followed by octet c, so that a search for a path starting so
 	// starts among the keys that share those two octets.
 	slash *[257]int32
@@ -169,8 +174,8 @@ func NewSet(rules []Rule) *Set {
 	if len(wild) > 0 {
 		w := &wildIndex{maxLen: maxLen}
 		w.build(s, wild, true)
-		if len(w.keys) > fewRuns {
-			w.filter = newRunFilter(w.keys)
+		if len(w.kept.keys) > fewRuns {
+			w.filter = newRunFilter(w.kept.keys)
 		}
 		s.wild = w
 	}
@@ -207,7 +212,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 	x.order = make([]int32, len(ks))
 	x.nodes = make([]node, 0, distinct+1)
 	if keep {
-		x.keys = make([]string, 0, distinct)
+		x.kept = &keptKeys{keys: make([]string, 0, distinct)}
 	}
 	var stack []int32 // nodes whose keys prefix the current key, shortest first
 	var keys []string // the key of each node on the stack
@@ -226,25 +231,26 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
 		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
 		if keep {
-			x.keys = append(x.keys, k.key)
+			x.kept.keys = append(x.kept.keys, k.key)
 		}
 	}
 	x.nodes = append(x.nodes, node{start: int32(len(ks)), parent: -1})
-	if keep && len(x.keys) > keepKeys {
-		x.slash = new([257]int32)
+	if keep && len(x.kept.keys) > keepKeys {
+		slash := new([257]int32)
 		for c := range 256 {
-			i, _ := slices.BinarySearch(x.keys, "/"+string([]byte{byte(c)}))
-			x.slash[c] = int32(i)
+			i, _ := slices.BinarySearch(x.kept.keys, "/"+string([]byte{byte(c)}))
+			slash[c] = int32(i)
 		}
 		// "0" follows "/" and so every key starting with it.
-		i, _ := slices.BinarySearch(x.keys, "0")
-		x.slash[256] = int32(i)
+		i, _ := slices.BinarySearch(x.kept.keys, "0")
+		slash[256] = int32(i)
+		x.kept.slash = slash
 	}
 }
 
 func (s *Set) key(x *index, k int) string {
-	if x.keys != nil {
-		return x.keys[k]
+	if x.kept != nil {
+		return x.kept.keys[k]
 	}
 	i := x.order[x.nodes[k].start]
 	return s.norms[i][:s.meta[i]&metaPrefix]
@@ -279,9 +285,9 @@ func (s *Set) Lookup(path []byte) int {
 	if w == nil || best >= 0 && len(s.norms[best]) > w.maxLen {
 		return int(best)
 	}
-	if len(w.keys) <= fewRuns {
+	if len(w.kept.keys) <= fewRuns {
 		// A few runs are each looked for once, with strings.Contains.
-		for k, run := range w.keys {
+		for k, run := range w.kept.keys {
 			if strings.Contains(p, run) {
 				best = s.try(&w.index, int32(k), p, best)
 			}
@@ -303,7 +309,7 @@ func (s *Set) Lookup(path []byte) int {
 			continue
 		}
 		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
-			if !strings.HasPrefix(p[i:], w.keys[k]) || slices.Contains(seen[:], k) {
+			if !strings.HasPrefix(p[i:], w.kept.keys[k]) || slices.Contains(seen[:], k) {
 				continue
 			}
 			seen[next] = k
@@ -326,10 +332,10 @@ const fewRuns = 8
 // greatest returns the node of the greatest key not after at, or -1.
 func (x *index) greatest(s *Set, at string) int32 {
 	lo, hi := 0, len(x.nodes)-1
-	if x.slash != nil && len(at) >= 2 && at[0] == '/' {
+	if x.kept != nil && x.kept.slash != nil && len(at) >= 2 && at[0] == '/' {
 		// Keys before the range are before at, and those after it are
 		// after at.
-		lo, hi = int(x.slash[at[1]]), int(x.slash[int(at[1])+1])
+		lo, hi = int(x.kept.slash[at[1]]), int(x.kept.slash[int(at[1])+1])
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
