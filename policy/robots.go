@@ -16,7 +16,9 @@ import (
 
 // Robots is a parsed robots.txt file. It is immutable and safe for
 // concurrent use; the slices its methods return are shared and must not be
-// modified.
+// modified. The rule index of a crawler's groups is built by the first
+// decision that consults them, which alone allocates; it is published
+// atomically, so no decision takes a lock.
 type Robots struct {
 	groups   []Group
 	sitemaps []string
