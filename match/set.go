@@ -37,7 +37,7 @@ type node struct {
 func NewSet(rules []Rule) *Set {
 	s := &Set{rules: rules}
 	for i := range rules {
-		s.root.insert(rules[i].Pattern.Prefix(), int32(i))
+		s.root.insert(rules[i].Pattern.literalPrefix(), int32(i))
 	}
 	s.root.sortRules(rules)
 	return s
@@ -148,11 +148,4 @@ func (s *Set) Lookup(path []byte) int {
 		rest = rest[len(n.label):]
 	}
 	return int(best)
-}
-
-// LookupPath normalises a path and query with AppendPath and returns the
-// index of the rule that decides it, or -1 when no rule matches.
-func (s *Set) LookupPath(pathAndQuery string) int {
-	var buf [2048]byte
-	return s.Lookup(AppendPath(buf[:0], pathAndQuery))
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/crawlkit/robots/internal/lines"
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -21,11 +23,7 @@ func Truncate(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
 	}
-	data = data[:limit]
-	if i := bytes.LastIndexAny(data, "\r\n"); i >= 0 {
-		return data[:i+1]
-	}
-	return data[:0]
+	return lines.Complete(data[:limit])
 }
 
 // fieldNames maps every field name the parser accepts, lower-cased, to the
@@ -130,7 +128,7 @@ func (p *parser) line(n int, text []byte) {
 	key, value, ok := splitLine(text)
 	var buf [16]byte
 	// Used only as map keys and in comparisons, name costs no string copy.
-	name := appendLower(buf[:0], key)
+	name := norm.AppendLower(buf[:0], key)
 	field, known := fieldNames[string(name)]
 	switch {
 	case !ok && known:
@@ -176,17 +174,6 @@ func (p *parser) field(n int, field string, value []byte) {
 	case "crawl-delay":
 		p.crawlDelay(n, string(value))
 	}
-}
-
-// appendLower appends b lower-cased (ASCII only) to dst.
-func appendLower(dst, b []byte) []byte {
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 func (p *parser) agent(n int, value string) {

@@ -11,9 +11,9 @@ package policy
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -104,7 +104,7 @@ func (r *Robots) index() {
 				// A value without a product token names no crawler.
 				continue
 			}
-			key := strings.ToLower(a)
+			key := norm.Lower(a)
 			named[key] = appendOnce(named[key], i)
 		}
 	}
@@ -163,17 +163,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 			break
 		}
 		var buf [64]byte
-		if len(t) <= len(buf) {
-			n := copy(buf[:], t)
-			for i := range n {
-				if c := buf[i]; 'A' <= c && c <= 'Z' {
-					buf[i] = c + 'a' - 'A'
-				}
-			}
-			if s, ok := r.byAgent[string(buf[:n])]; ok {
-				return s, t
-			}
-		} else if s, ok := r.byAgent[strings.ToLower(t)]; ok {
+		if s, ok := r.byAgent[string(norm.AppendLower(buf[:0], t))]; ok {
 			return s, t
 		}
 	}
@@ -183,12 +173,12 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 	return r.star, "*"
 }
 
-// Allowed reports whether a crawler with the product token may fetch
+// Allowed reports whether a crawler presenting tokens may request
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
-// fragment is ignored). Like Agent.Allowed, it does not allocate for a
-// path of up to 2,048 bytes that normalisation does not lengthen.
-func (r *Robots) Allowed(token, pathAndQuery string) bool {
-	return r.Agent(token).Allowed(pathAndQuery)
+// fragment is ignored), as the transport decides it. It is shorthand for
+// r.Agent(tokens...).Allowed(pathAndQuery).
+func (r *Robots) Allowed(pathAndQuery string, tokens ...string) bool {
+	return r.Agent(tokens...).Allowed(pathAndQuery)
 }
 
 // Decision is the outcome of Decide, with its explanation.
@@ -202,51 +192,60 @@ type Decision struct {
 	// Rule is the deciding rule, valid when Matched.
 	Rule Rule
 	// Token is the product token whose groups applied, "*" when the
-	// fallback groups did, and "" when no group applied.
+	// fallback groups did, and "" when no group applied or none was
+	// needed (/robots.txt).
 	Token string
 	// Groups are the indexes into Groups of the groups that applied.
 	Groups []int
 	// Path is the normalised path and query that was matched.
 	Path string
-	// Resolved is set by DecideRequest when the request-URI was allowed
-	// but the same path with its dot segments resolved was refused: that
-	// resolved path and query, as ResolveDots gives it.
+	// Resolved is set by Decide when the path as sent was allowed but a
+	// form of it that servers serve was refused (its dot segments
+	// resolved, or its repeated slashes merged and then its dot segments
+	// resolved): that form, as it was decided; Path holds it normalised.
 	Resolved string
+
+	robotsTxt bool // allowed as /robots.txt itself
 }
 
-// String explains the decision in one line, for people.
+// Reason explains the decision for people, without its verdict: "by
+// Disallow: /private (line 4)", "no rule matched", "/robots.txt is always
+// allowed", "no group names this crawler and there is no * group". It is
+// the one explanation that the robotstxt command, the explorer and
+// String share.
+func (d Decision) Reason() string {
+	switch {
+	case d.Matched && d.Resolved != "":
+		return "by " + d.Rule.String() + " once the path is resolved as servers do: " + d.Resolved
+	case d.Matched:
+		return "by " + d.Rule.String()
+	case d.robotsTxt:
+		return "/robots.txt is always allowed"
+	case d.Token == "":
+		return "no group names this crawler and there is no * group"
+	}
+	return "no rule matched"
+}
+
+// String explains the decision in one line, for people: its verdict and
+// its Reason.
 func (d Decision) String() string {
 	verdict := "disallowed"
 	if d.Allowed {
 		verdict = "allowed"
 	}
-	switch {
-	case d.Matched && d.Resolved != "":
-		return verdict + " by " + d.Rule.String() + " once dot segments are resolved: " + d.Resolved
-	case d.Matched:
-		return verdict + " by " + d.Rule.String()
-	case d.Path == "/robots.txt":
-		return verdict + ": /robots.txt is always allowed"
-	case d.Token == "":
-		return verdict + ": no group applies to this crawler"
+	if d.Matched {
+		return verdict + " " + d.Reason()
 	}
-	return verdict + ": no rule matched"
+	return verdict + ": " + d.Reason()
 }
 
-// Decide decides pathAndQuery for a crawler presenting tokens, most
-// specific first (such as "Googlebot-Image", "Googlebot"): the groups of
-// the first token that has any apply, else the "*" groups (RFC 9309
-// section 2.2.1). Within them the longest matching pattern decides, an
-// Allow winning a tie; with no match the path is allowed (section 2.2.2),
-// and /robots.txt is always allowed. It is shorthand for
-// r.Agent(tokens...).Decide(pathAndQuery).
+// Decide decides a request for pathAndQuery by a crawler presenting
+// tokens, most specific first (such as "Googlebot-Image", "Googlebot"),
+// as the transport does, and explains the decision. It is shorthand for
+// r.Agent(tokens...).Decide(pathAndQuery); see Agent and Agent.Decide.
 func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
 	return r.Agent(tokens...).Decide(pathAndQuery)
-}
-
-// DecideRequest is shorthand for r.Agent(tokens...).DecideRequest(requestURI).
-func (r *Robots) DecideRequest(requestURI string, tokens ...string) Decision {
-	return r.Agent(tokens...).DecideRequest(requestURI)
 }
 
 // CrawlDelay is shorthand for r.Agent(tokens...).CrawlDelay().
