@@ -38,8 +38,8 @@ type Decision struct {
 	Rule     *Rule     `json:"rule,omitempty"`  // nil when no rule matched
 	Token    string    `json:"token,omitempty"` // token whose groups applied; "*" for the fallback
 	Groups   []Group   `json:"groups"`
-	Reason   string    `json:"reason"` // the verdict and why, policy.Decision.String
-	Why      string    `json:"-"`      // why alone, policy.Decision.Reason
+	Reason   string    `json:"reason"`             // the verdict and why, policy.Decision.String
+	Why      string    `json:"-"`                  // why alone, policy.Decision.Reason
 	Warnings []Warning `json:"warnings,omitempty"` // warnings on the lines involved
 	Error    string    `json:"error,omitempty"`    // the URL could not be read
 }
