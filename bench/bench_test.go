@@ -99,7 +99,7 @@ func benchDecide(b *testing.B, files [][]byte, paths []string, pathBytes int64) 
 		b.SetBytes(pathBytes)
 		fi, pi, allowed := 0, 0, 0
 		for b.Loop() {
-			if ours[fi].Allowed(agent, paths[pi]) {
+			if ours[fi].Allowed(paths[pi], agent) {
 				allowed++
 			}
 			if fi++; fi == len(ours) {
