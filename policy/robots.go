@@ -1,11 +1,14 @@
-// Package policy parses robots.txt files and decides, for a crawler's
-// product token and a URL path, whether the path may be fetched and why.
+// Package policy parses robots.txt files and decides, for a URL path and a
+// crawler's product tokens, whether the path may be fetched and why.
 //
 // Parse turns the bytes of a robots.txt file into an immutable Robots value
 // (RFC 9309 section 2): groups of rules keyed by user agent, sitemaps,
 // crawl-delays and line-numbered warnings about everything it ignored.
-// Allowed answers the yes/no question without allocating; Decide also says
-// which rule, on which line, decided and which groups applied.
+// Every deciding method takes the path first and the tokens last. Allowed
+// answers the yes/no question as the robots transport does, the forms a
+// server resolves the path to included, without allocating for ordinary
+// paths; Decide also says which rule, on which line, decided and which
+// groups applied. AllowedLiteral and DecideLiteral read the path alone.
 package policy
 
 import (
@@ -34,7 +37,9 @@ type Robots struct {
 // and the rules after them (RFC 9309 section 2.1).
 type Group struct {
 	// Agents are the product tokens of the group's User-agent lines, as
-	// written; "*" names every crawler.
+	// written; "*" names every crawler. A value without a product token
+	// ("ü-bot", "*bot", "" for an empty one) is kept as written and names
+	// no crawler.
 	Agents []string
 	// Line is the line of the group's first User-agent, EndLine that of its
 	// last line before the next group, leaving out blank lines, comments
