@@ -14,6 +14,7 @@ import (
 
 	"github.com/gregjones/httpcache"
 
+	"github.com/crawlkit/robots/internal/lines"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -195,23 +196,13 @@ func readLimited(body io.Reader, encoding string, limit int) ([]byte, int64, boo
 	size := int64(len(data))
 	switch {
 	case errors.Is(err, errRawLimit):
-		return completeLines(data), size, true, nil
+		return lines.Complete(data), size, true, nil
 	case err != nil:
 		return nil, size, false, err
 	case len(data) > limit:
 		return policy.Truncate(data, limit), size, true, nil
 	}
 	return data, size, false, nil
-}
-
-// completeLines drops a partial last line from data.
-func completeLines(data []byte) []byte {
-	for i := len(data) - 1; i >= 0; i-- {
-		if data[i] == '\n' || data[i] == '\r' {
-			return data[:i+1]
-		}
-	}
-	return data[:0]
 }
 
 // maxAge returns the max-age of a Cache-Control header, or -1 when there

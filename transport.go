@@ -12,6 +12,7 @@ import (
 	"github.com/gregjones/httpcache"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -247,7 +248,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	now := t.now()
 	var agent policy.Agent
-	if uri := req.URL.RequestURI(); uri != "/robots.txt" {
+	if uri := req.URL.RequestURI(); !target.IsRobotsTxt(uri) {
 		var st *state
 		if st, now, err = t.state(ctx, o, now); err == nil {
 			agent, err = t.decide(st, req.URL, uri, now)
@@ -299,7 +300,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 		return err
 	}
 	uri := u.RequestURI()
-	if uri == "/robots.txt" {
+	if target.IsRobotsTxt(uri) {
 		return nil
 	}
 	st, now, err := t.state(ctx, o, t.now())
@@ -384,9 +385,9 @@ func (t *Transport) decide(st *state, u *url.URL, uri string, now time.Time) (po
 		e := &DisallowedError{URL: u.Redacted(), Token: t.primaryToken(), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
 		return agent, t.refused(e)
 	}
-	if !agent.AllowedRequest(uri) {
+	if !agent.Allowed(uri) {
 		// Refused: only now is the explanation worth building.
-		d := agent.DecideRequest(uri)
+		d := agent.Decide(uri)
 		token := d.Token
 		if token == "" || token == "*" {
 			token = t.primaryToken()

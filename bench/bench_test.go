@@ -100,7 +100,7 @@ func benchParse(b *testing.B, files [][]byte) {
 		}
 		reportHeld(b, files, func(f []byte) any {
 			r := policy.Parse(f)
-			r.Allowed(agent, "/")
+			r.Allowed("/", agent)
 			return r
 		})
 	})
@@ -169,7 +169,7 @@ func benchDecide(b *testing.B, files [][]byte, paths []string, pathBytes int64) 
 		b.SetBytes(pathBytes)
 		fi, pi, allowed := 0, 0, 0
 		for b.Loop() {
-			if ours[fi].Allowed(agent, paths[pi]) {
+			if ours[fi].Allowed(paths[pi], agent) {
 				allowed++
 			}
 			if fi++; fi == len(ours) {

@@ -236,7 +236,7 @@ func TestGeneratedCases(t *testing.T) {
 		if len(starPath) != 2000 || strings.Count(starPattern, "*") != 12 {
 			t.Fatalf("path %d bytes, pattern %d stars", len(starPath), strings.Count(starPattern, "*"))
 		}
-		if !policy.Parse(starRobots).Allowed(agent, starPath) {
+		if !policy.Parse(starRobots).Allowed(starPath, agent) {
 			t.Error("policy disallowed the star path")
 		}
 		peer, err := robotstxt.FromBytes(starRobots)

@@ -141,7 +141,7 @@ func refPath(s string) string {
 				b.WriteByte(c)
 				continue
 			}
-		} else if c != '%' && c > ' ' && c < 0x7f && c != '*' && c != '$' {
+		} else if c != '%' && c > ' ' && c < 0x7f && c != '*' && c != '$' && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
 			b.WriteByte(c)
 			continue
 		}

@@ -21,12 +21,12 @@ type Pattern struct {
 	wild     bool   // the pattern holds a "*"
 }
 
-// Compile normalises a pattern as written in a robots.txt file (see
-// NormalizePattern) and prepares it for matching. Per RFC 9309 section
+// Compile normalises a pattern as written in a robots.txt file, as
+// AppendPath normalises a path, and prepares it for matching. Per RFC 9309 section
 // 2.2.3, "*" matches any run of octets, "/" included, and a final "$"
 // anchors the end of the path; without it a pattern is a prefix.
 func Compile(p string) (Pattern, error) {
-	norm, err := NormalizePattern(p)
+	norm, err := normalizePattern(p)
 	if err != nil {
 		return Pattern{}, err
 	}
@@ -49,9 +49,9 @@ func (p Pattern) String() string { return p.norm }
 // included, by which RFC 9309 section 2.2.2 ranks matching rules.
 func (p Pattern) Len() int { return len(p.norm) }
 
-// Prefix returns the literal text that every matching path starts with:
-// the pattern up to its first wildcard.
-func (p Pattern) Prefix() string { return p.norm[:p.prefix] }
+// literalPrefix returns the literal text that every matching path starts
+// with: the pattern up to its first wildcard.
+func (p Pattern) literalPrefix() string { return p.norm[:p.prefix] }
 
 // body returns the pattern without its end anchor.
 func (p Pattern) body() string {

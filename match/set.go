@@ -166,7 +166,7 @@ func NewSet(rules []Rule) *Set {
 				continue
 			}
 		}
-		lit = append(lit, keyed{p.Prefix(), int32(i)})
+		lit = append(lit, keyed{p.literalPrefix(), int32(i)})
 	}
 	// A large set keeps its keys next to each other: found through their
 	// rules, each step of a search would be three loads from far apart.
@@ -372,11 +372,4 @@ func (s *Set) visit(x *index, path string, best int32) int32 {
 		}
 	}
 	return best
-}
-
-// LookupPath normalises a path and query with AppendPath and returns the
-// index of the rule that decides it, or -1 when no rule matches.
-func (s *Set) LookupPath(pathAndQuery string) int {
-	var buf [2048]byte
-	return s.Lookup(AppendPath(buf[:0], pathAndQuery))
 }

@@ -20,11 +20,16 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, path, token string) {
 		r := Parse(data)
 		d := r.Decide(path, token)
-		if got := r.Allowed(token, path); got != d.Allowed {
+		if got := r.Allowed(path, token); got != d.Allowed {
 			t.Errorf("Allowed = %v, Decide = %+v", got, d)
 		}
-		if got, dr := r.Agent(token).AllowedRequest(path), r.DecideRequest(path, token); got != dr.Allowed {
-			t.Errorf("AllowedRequest = %v, DecideRequest = %+v", got, dr)
+		a := r.Agent(token)
+		dl := a.DecideLiteral(path)
+		if got := a.AllowedLiteral(path); got != dl.Allowed {
+			t.Errorf("AllowedLiteral = %v, DecideLiteral = %+v", got, dl)
+		}
+		if d.Allowed && !dl.Allowed {
+			t.Errorf("Decide allowed what DecideLiteral refused: %+v, %+v", d, dl)
 		}
 		for _, w := range r.Warnings() {
 			if w.Line < 1 || w.Line > r.Lines() {
@@ -65,8 +70,8 @@ func FuzzSetIndex(f *testing.F) {
 		if string(norm) == "/robots.txt" {
 			want = true
 		}
-		if got := a.Allowed(path); got != want {
-			t.Errorf("Allowed(%q) = %v, a scan of the rules gives %v", path, got, want)
+		if got := a.AllowedLiteral(path); got != want {
+			t.Errorf("AllowedLiteral(%q) = %v, a scan of the rules gives %v", path, got, want)
 		}
 	})
 }

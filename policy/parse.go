@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/crawlkit/robots/internal/lines"
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -25,11 +27,7 @@ func Truncate(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
 	}
-	data = data[:limit]
-	if i := bytes.LastIndexAny(data, "\r\n"); i >= 0 {
-		return data[:i+1]
-	}
-	return data[:0]
+	return lines.Complete(data[:limit])
 }
 
 // fieldNames maps every field name the parser accepts, lower-cased, to the
@@ -260,7 +258,7 @@ func lookupField(key string) (field string, known, exact bool) {
 	}
 	var buf [16]byte
 	// Used only as map keys, name costs no string copy.
-	name := appendLower(buf[:0], key)
+	name := norm.AppendLower(buf[:0], key)
 	if knownOther[string(name)] {
 		return "", false, true
 	}
@@ -338,18 +336,6 @@ func (p *parser) field(n int, field string, value string) {
 	}
 }
 
-// appendLower appends s lower-cased (ASCII only) to dst.
-func appendLower(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
 func (p *parser) agent(n int, value string) {
 	token := value
 	switch {
@@ -414,9 +400,10 @@ func (p *parser) rule(n int, allow bool, value string) {
 		p.warn(n, "empty %s matches nothing; ignored", kind)
 		return
 	}
-	// Only checked here: a pattern is compiled when a crawler first
-	// consults its group, and most groups name other crawlers.
-	if _, err := match.NormalizePattern(value); err != nil {
+	// Only checked here: the pattern is compiled again, into its group's
+	// index, when a crawler first consults the group, and most groups name
+	// other crawlers.
+	if _, err := match.Compile(value); err != nil {
 		var why string
 		switch {
 		case errors.Is(err, match.ErrInvalidEscape):

@@ -71,10 +71,8 @@ func TestGroups(t *testing.T) {
 			if got := r.Decide(tt.path, tt.tokens...).Allowed; got != tt.want {
 				t.Errorf("Decide(%q, %q) allowed = %v, want %v", tt.path, tt.tokens, got, tt.want)
 			}
-			if len(tt.tokens) == 1 {
-				if got := r.Allowed(tt.tokens[0], tt.path); got != tt.want {
-					t.Errorf("Allowed(%q, %q) = %v, want %v", tt.tokens[0], tt.path, got, tt.want)
-				}
+			if got := r.Allowed(tt.path, tt.tokens...); got != tt.want {
+				t.Errorf("Allowed(%q, %q) = %v, want %v", tt.path, tt.tokens, got, tt.want)
 			}
 		})
 	}
@@ -112,10 +110,12 @@ func TestLineSyntax(t *testing.T) {
 		{"robots.txt always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt", true},
 		{"robots.txt with escapes", "User-agent: *\nDisallow: /\n", "/%72obots.txt", true},
 		{"robots.txt is case-sensitive", "User-agent: *\nDisallow: /\n", "/Robots.txt", false},
+		{"robots.txt with a query always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt?x=1", true},
+		{"robots.txt as a prefix is not", "User-agent: *\nDisallow: /\n", "/robots.txt.bak", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Parse([]byte(tt.file)).Allowed("bot", tt.path); got != tt.want {
+			if got := Parse([]byte(tt.file)).Allowed(tt.path, "bot"); got != tt.want {
 				t.Errorf("Allowed(%q) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
@@ -192,7 +192,7 @@ func TestDecideExplains(t *testing.T) {
 		t.Errorf("fallback decision = %+v, want * and line 2", d)
 	}
 	d = Parse(nil).Decide("/x", "a")
-	if !d.Allowed || d.Matched || d.String() != "allowed: no group applies to this crawler" {
+	if !d.Allowed || d.Matched || d.String() != "allowed: no group names this crawler and there is no * group" {
 		t.Errorf("empty file decision = %+v (%s)", d, d)
 	}
 	d = Parse([]byte("User-agent: a\nDisallow: /x\n")).Decide("/y", "a")
@@ -244,37 +244,13 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-// TestTarget checks how URLs become the path and query that is matched.
-func TestTarget(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"/a?b", "/a?b"},
-		{"//x", "//x"},
-		{"/a#f", "/a"},
-		{"http://e.example", "/"},
-		{"HTTPS://e.example:8443/p?q#f", "/p?q"},
-		{"http://e.example?q=1", "/?q=1"},
-		{"http://e.example#f", "/"},
-	}
-	for _, tt := range tests {
-		got, err := Target(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("Target(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
-	for _, bad := range []string{"", "a/b", "ftp://e.example/", "http:///x", "mailto:x@y"} {
-		if _, err := Target(bad); err == nil {
-			t.Errorf("Target(%q) succeeded, want ErrTarget", bad)
-		}
-	}
-}
-
 // TestAllowedDoesNotAllocate checks the hot path.
 func TestAllowedDoesNotAllocate(t *testing.T) {
 	r := Parse([]byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/open\nDisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n"))
 	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1"} {
 		for _, token := range []string{"ExampleBot", "Other"} {
-			if n := testing.AllocsPerRun(100, func() { r.Allowed(token, path) }); n != 0 {
-				t.Errorf("Allowed(%q, %q) allocates %v times", token, path, n)
+			if n := testing.AllocsPerRun(100, func() { r.Allowed(path, token) }); n != 0 {
+				t.Errorf("Allowed(%q, %q) allocates %v times", path, token, n)
 			}
 		}
 	}
@@ -295,7 +271,7 @@ func TestRealFiles(t *testing.T) {
 		r := Parse(Truncate(data, MaxSize))
 		for _, p := range []string{"/", "/search?q=1", "/a/b/c.html", "/wp-admin/"} {
 			r.Decide(p, "Googlebot")
-			r.Allowed("*", p)
+			r.Allowed(p, "*")
 		}
 	}
 }
@@ -318,8 +294,43 @@ func TestAllowedAllocationBound(t *testing.T) {
 	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n"))
 	for _, n := range []int{10, 256, 257, 2048} {
 		path := "/" + strings.Repeat("a/b", n)[:n-1]
-		if got := testing.AllocsPerRun(20, func() { r.Allowed("bot", path) }); got != 0 {
+		if got := testing.AllocsPerRun(20, func() { r.Allowed(path, "bot") }); got != 0 {
 			t.Errorf("Allowed on a %d-byte path allocates %v times", len(path), got)
 		}
+	}
+}
+
+// TestDecideResolves checks that a request is refused when a form that
+// servers serve for it is (DESIGN.md, "What is decided"), that the
+// explanation names that form, and that the literal reading does not.
+func TestDecideResolves(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	tests := []struct {
+		uri, resolved string
+		allowed       bool
+	}{
+		{"/public/../private/x", "/private/x", false},
+		{"/public/%2e%2E/private", "/private", false},
+		{"//private/x", "/private/x", false},
+		{"/a//..//private", "/private", false},
+		{"/a/.//../private", "/private", false},
+		{"/public/./x", "", true},
+		{"/private/../public", "", false},
+		{"/a/b?q=/../private", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.uri, func(t *testing.T) {
+			d := r.Decide(tt.uri, "bot")
+			if d.Allowed != tt.allowed || d.Resolved != tt.resolved {
+				t.Errorf("Decide = %+v, want allowed=%v resolved=%q", d, tt.allowed, tt.resolved)
+			}
+			if got := r.Allowed(tt.uri, "bot"); got != tt.allowed {
+				t.Errorf("Allowed = %v, want %v", got, tt.allowed)
+			}
+			literal := !strings.HasPrefix(tt.uri, "/private")
+			if got := r.Agent("bot").AllowedLiteral(tt.uri); got != literal {
+				t.Errorf("AllowedLiteral = %v, want %v", got, literal)
+			}
+		})
 	}
 }

@@ -1,11 +1,14 @@
-// Package policy parses robots.txt files and decides, for a crawler's
-// product token and a URL path, whether the path may be fetched and why.
+// Package policy parses robots.txt files and decides, for a URL path and a
+// crawler's product tokens, whether the path may be fetched and why.
 //
 // Parse turns the bytes of a robots.txt file into an immutable Robots value
 // (RFC 9309 section 2): groups of rules keyed by user agent, sitemaps,
 // crawl-delays and line-numbered warnings about everything it ignored.
-// Allowed answers the yes/no question without allocating; Decide also says
-// which rule, on which line, decided and which groups applied.
+// Every deciding method takes the path first and the tokens last. Allowed
+// answers the yes/no question as the robots transport does, the forms a
+// server resolves the path to included, without allocating for ordinary
+// paths; Decide also says which rule, on which line, decided and which
+// groups applied. AllowedLiteral and DecideLiteral read the path alone.
 package policy
 
 import (
@@ -33,7 +36,9 @@ type Robots struct {
 // and the rules after them (RFC 9309 section 2.1).
 type Group struct {
 	// Agents are the product tokens of the group's User-agent lines, as
-	// written; "*" names every crawler.
+	// written; "*" names every crawler. A value without a product token
+	// ("ü-bot", "*bot", "" for an empty one) is kept as written and names
+	// no crawler.
 	Agents []string
 	// Line is the line of the group's first User-agent, EndLine that of its
 	// last line before the next group, leaving out blank lines, comments
@@ -77,12 +82,12 @@ type Warning struct {
 // String formats the warning as "line N: message".
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
 
-// Allowed reports whether a crawler with the product token may fetch
+// Allowed reports whether a crawler presenting tokens may request
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a
-// fragment is ignored). Like Agent.Allowed, it does not allocate for a
-// path of up to 2,048 bytes that normalisation does not lengthen.
-func (r *Robots) Allowed(token, pathAndQuery string) bool {
-	return r.Agent(token).Allowed(pathAndQuery)
+// fragment is ignored), as the transport decides it. It is shorthand for
+// r.Agent(tokens...).Allowed(pathAndQuery).
+func (r *Robots) Allowed(pathAndQuery string, tokens ...string) bool {
+	return r.Agent(tokens...).Allowed(pathAndQuery)
 }
 
 // Decision is the outcome of Decide, with its explanation.
@@ -96,51 +101,60 @@ type Decision struct {
 	// Rule is the deciding rule, valid when Matched.
 	Rule Rule
 	// Token is the product token whose groups applied, "*" when the
-	// fallback groups did, and "" when no group applied.
+	// fallback groups did, and "" when no group applied or none was
+	// needed (/robots.txt).
 	Token string
 	// Groups are the indexes into Groups of the groups that applied.
 	Groups []int
 	// Path is the normalised path and query that was matched.
 	Path string
-	// Resolved is set by DecideRequest when the request-URI was allowed
-	// but the same path with its dot segments resolved was refused: that
-	// resolved path and query, as ResolveDots gives it.
+	// Resolved is set by Decide when the path as sent was allowed but a
+	// form of it that servers serve was refused (its dot segments
+	// resolved, or its repeated slashes merged and then its dot segments
+	// resolved): that form, as it was decided; Path holds it normalised.
 	Resolved string
+
+	robotsTxt bool // allowed as /robots.txt itself
 }
 
-// String explains the decision in one line, for people.
+// Reason explains the decision for people, without its verdict: "by
+// Disallow: /private (line 4)", "no rule matched", "/robots.txt is always
+// allowed", "no group names this crawler and there is no * group". It is
+// the one explanation that the robotstxt command, the explorer and
+// String share.
+func (d Decision) Reason() string {
+	switch {
+	case d.Matched && d.Resolved != "":
+		return "by " + d.Rule.String() + " once the path is resolved as servers do: " + d.Resolved
+	case d.Matched:
+		return "by " + d.Rule.String()
+	case d.robotsTxt:
+		return "/robots.txt is always allowed"
+	case d.Token == "":
+		return "no group names this crawler and there is no * group"
+	}
+	return "no rule matched"
+}
+
+// String explains the decision in one line, for people: its verdict and
+// its Reason.
 func (d Decision) String() string {
 	verdict := "disallowed"
 	if d.Allowed {
 		verdict = "allowed"
 	}
-	switch {
-	case d.Matched && d.Resolved != "":
-		return verdict + " by " + d.Rule.String() + " once dot segments are resolved: " + d.Resolved
-	case d.Matched:
-		return verdict + " by " + d.Rule.String()
-	case d.Path == "/robots.txt":
-		return verdict + ": /robots.txt is always allowed"
-	case d.Token == "":
-		return verdict + ": no group applies to this crawler"
+	if d.Matched {
+		return verdict + " " + d.Reason()
 	}
-	return verdict + ": no rule matched"
+	return verdict + ": " + d.Reason()
 }
 
-// Decide decides pathAndQuery for a crawler presenting tokens, most
-// specific first (such as "Googlebot-Image", "Googlebot"): the groups of
-// the first token that has any apply, else the "*" groups (RFC 9309
-// section 2.2.1). Within them the longest matching pattern decides, an
-// Allow winning a tie; with no match the path is allowed (section 2.2.2),
-// and /robots.txt is always allowed. It is shorthand for
-// r.Agent(tokens...).Decide(pathAndQuery).
+// Decide decides a request for pathAndQuery by a crawler presenting
+// tokens, most specific first (such as "Googlebot-Image", "Googlebot"),
+// as the transport does, and explains the decision. It is shorthand for
+// r.Agent(tokens...).Decide(pathAndQuery); see Agent and Agent.Decide.
 func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
 	return r.Agent(tokens...).Decide(pathAndQuery)
-}
-
-// DecideRequest is shorthand for r.Agent(tokens...).DecideRequest(requestURI).
-func (r *Robots) DecideRequest(requestURI string, tokens ...string) Decision {
-	return r.Agent(tokens...).DecideRequest(requestURI)
 }
 
 // CrawlDelay is shorthand for r.Agent(tokens...).CrawlDelay().

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -100,11 +101,11 @@ func (r *Robots) index() {
 				}
 			case a == "" || ProductToken(a) != a:
 				// A value without a product token names no crawler.
-			case strings.ToLower(a) == a:
+			case norm.Lower(a) == a:
 				pairs = append(pairs, named{token: a, group: i, lowercase: true})
 			default:
 				pairs = append(pairs, named{off: len(lowered), n: len(a), group: i})
-				lowered = appendLower(lowered, a)
+				lowered = norm.AppendLower(lowered, a)
 			}
 		}
 	}
@@ -217,11 +218,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 			break
 		}
 		var buf [64]byte
-		if len(t) <= len(buf) {
-			if s := r.named(appendLower(buf[:0], t)); s != nil {
-				return s, t
-			}
-		} else if s := r.named([]byte(strings.ToLower(t))); s != nil {
+		if s := r.named(norm.AppendLower(buf[:0], t)); s != nil {
 			return s, t
 		}
 	}

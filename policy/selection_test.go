@@ -44,7 +44,7 @@ func TestIndexConcurrentFirstUse(t *testing.T) {
 	serial := Parse([]byte(selectionFile))
 	want := make([]bool, len(paths))
 	for i, p := range paths {
-		want[i] = serial.Allowed("ExampleBot", p)
+		want[i] = serial.Allowed(p, "ExampleBot")
 	}
 	r := Parse([]byte(selectionFile))
 	var wg sync.WaitGroup
@@ -54,7 +54,7 @@ func TestIndexConcurrentFirstUse(t *testing.T) {
 			defer wg.Done()
 			for k := range paths {
 				i := (g + k) % len(paths)
-				if got := r.Allowed("ExampleBot", paths[i]); got != want[i] {
+				if got := r.Allowed(paths[i], "ExampleBot"); got != want[i] {
 					t.Errorf("goroutine %d: Allowed(%q) = %v, want %v", g, paths[i], got, want[i])
 				}
 			}
