@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crawlkit/robots/internal/lines"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -282,23 +283,13 @@ func readLimited(body io.Reader, encoding string, limit int) ([]byte, bool, erro
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	switch {
 	case errors.Is(err, errRawLimit):
-		return completeLines(data), true, nil
+		return lines.Complete(data), true, nil
 	case err != nil:
 		return nil, false, err
 	case len(data) > limit:
 		return policy.Truncate(data, limit), true, nil
 	}
 	return data, false, nil
-}
-
-// completeLines drops a partial last line from data.
-func completeLines(data []byte) []byte {
-	for i := len(data) - 1; i >= 0; i-- {
-		if data[i] == '\n' || data[i] == '\r' {
-			return data[:i+1]
-		}
-	}
-	return data[:0]
 }
 
 // cacheControl reads the freshness a response asks for: its Cache-Control

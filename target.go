@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/crawlkit/robots/policy"
 )
 
 // target is the request a server will see, as net/http puts it on the
@@ -26,10 +24,6 @@ type target struct {
 	// uri is the request-URI as sent, path escaped as Go escapes it on the
 	// wire, query included.
 	uri string
-	// merged is uri with repeated slashes merged and then dot segments
-	// resolved, as common servers (Go's FileServer, nginx, Apache) serve
-	// it; empty when the path has no repeated slash.
-	merged string
 }
 
 // errBadHost is the error for a Host override that net/http would rewrite
@@ -77,7 +71,6 @@ func targetFor(u *url.URL, host string) (target, error) {
 		}
 		tg.key = key
 	}
-	tg.merged = mergeSlashes(tg.uri)
 	return tg, nil
 }
 
@@ -126,38 +119,6 @@ func splitOriginKey(key string) (origin, host string) {
 	scheme, host, _ := strings.Cut(site, "://")
 	return scheme + "://" + addr, host
 }
-
-// mergeSlashes returns uri with each run of slashes in its path merged
-// into one and then its dot segments resolved, or "" when the path has no
-// repeated slash. "/public//../private" and "/public/..//private" both
-// reach "/private" on servers that merge before resolving.
-func mergeSlashes(uri string) string {
-	path, query, hasQuery := strings.Cut(uri, "?")
-	if !strings.Contains(path, "//") {
-		return ""
-	}
-	var b strings.Builder
-	b.Grow(len(uri))
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' && i > 0 && path[i-1] == '/' {
-			continue
-		}
-		b.WriteByte(path[i])
-	}
-	if hasQuery {
-		b.WriteByte('?')
-		b.WriteString(query)
-	}
-	merged := b.String()
-	if resolved, ok := policy.ResolveDots(merged); ok {
-		return resolved
-	}
-	return merged
-}
-
-// forms returns the request-URI forms of tg to decide: each must be
-// allowed. The array keeps the common case off the heap.
-func (tg *target) forms() [2]string { return [2]string{tg.uri, tg.merged} }
 
 // lookupTarget returns the in-memory origin whose robots.txt decides tg.
 func (t *Transport) lookupTarget(tg *target) (*origin, error) {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	pathtarget "github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -105,7 +106,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	now := t.cfg.now()
 	var agent policy.Agent
 	var st *state
-	if tg.uri != "/robots.txt" {
+	if !pathtarget.IsRobotsTxt(tg.uri) {
 		if st, now, err = t.state(ctx, o, now); err == nil {
 			agent, err = t.decide(st, req.URL, &tg, tokens, now)
 		}
@@ -187,7 +188,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	if tg.uri == "/robots.txt" {
+	if pathtarget.IsRobotsTxt(tg.uri) {
 		return nil
 	}
 	st, now, err := t.state(ctx, o, t.cfg.now())
@@ -348,15 +349,12 @@ func (t *Transport) decide(st *state, u *url.URL, tg *target, tokens []string, n
 		e := &DisallowedError{URL: u.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
 		return agent, t.refused(e)
 	}
-	for _, form := range tg.forms() {
-		if form == "" || agent.AllowedRequest(form) {
-			continue
-		}
+	// Agent.Allowed decides every form a server may serve for the
+	// request-URI: as sent, dot segments resolved, and repeated slashes
+	// merged first.
+	if !agent.Allowed(tg.uri) {
 		// Refused: only now is the explanation worth building.
-		d := agent.DecideRequest(form)
-		if form != tg.uri && d.Resolved == "" {
-			d.Resolved = form
-		}
+		d := agent.Decide(tg.uri)
 		token := d.Token
 		if token == "" || token == "*" {
 			token = primaryToken(tokens)

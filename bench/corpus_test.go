@@ -55,6 +55,23 @@ func (c *corpus) typical() []corpusFile {
 	return mid
 }
 
+// largest is the corpus's largest file, docs.oracle.com: 833 KiB of
+// rules, larger than a crawler reads (RFC 9309 section 2.5), parsed whole
+// by both libraries.
+const largest = "docs.oracle.com.txt"
+
+// named returns the file called name, in a list of one, failing tb when
+// the corpus lacks it.
+func (c *corpus) named(tb testing.TB, name string) []corpusFile {
+	for _, f := range c.files {
+		if f.name == name {
+			return []corpusFile{f}
+		}
+	}
+	tb.Fatalf("corpus has no %s", name)
+	return nil
+}
+
 // errNoCorpus reports that the corpus directory does not exist.
 var errNoCorpus = errors.New("corpus not found")
 

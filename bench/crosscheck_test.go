@@ -89,7 +89,7 @@ func decideOurs(t *testing.T, name string, r *policy.Robots, url string) (d poli
 		}
 	}()
 	d = r.Decide(url, agent)
-	if a := r.Allowed(agent, url); a != d.Allowed {
+	if a := r.Allowed(url, agent); a != d.Allowed {
 		t.Errorf("%s %s: Allowed says %t, Decide says %s", name, url, a, d)
 	}
 	return d, true

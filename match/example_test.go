@@ -32,7 +32,7 @@ func ExampleSet() {
 	}
 	set := match.NewSet(rules)
 	for _, path := range []string{"/home", "/public/a.html", "/public/x.tmp"} {
-		i := set.LookupPath(path)
+		i := set.Lookup(match.AppendPath(nil, path))
 		fmt.Println(path, set.Rule(i).Pattern, set.Rule(i).Allow)
 	}
 	// Output:

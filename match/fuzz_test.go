@@ -91,6 +91,11 @@ func FuzzLookup(f *testing.F) {
 	f.Add("-/folder\n+/folder", "/folder/x")
 	f.Add("-/ab\n+/abc\n-/abcd\n+/a\n-*d", "/abcd")
 	f.Add("+/$\n-/", "/")
+	f.Add("-/*a\n-*ab\n+/*b*c$\n-*x\n+/*\n-*abc*", "/zabc")
+	f.Add("-/*.php\n+/x*.php$\n-*p\n-/**ph*p$", "/x.php")
+	f.Add("-/*%2A\n+*%24\n-/*ü", "/a*b$c%C3%BC")
+	// More wildcard-first runs than a lookup looks for one by one.
+	f.Add("-*a\n+/*ab\n-*b*c\n+*abc$\n-/*bc\n+*c\n-*x\n+/*y\n-*z?\n+*ca\n-/*a*$", "/cabcab")
 	f.Fuzz(func(t *testing.T, lines, path string) {
 		var rules []Rule
 		for _, line := range strings.Split(lines, "\n") {
@@ -136,7 +141,7 @@ func refPath(s string) string {
 				b.WriteByte(c)
 				continue
 			}
-		} else if c != '%' && c > ' ' && c < 0x7f && c != '*' && c != '$' {
+		} else if c != '%' && c > ' ' && c < 0x7f && c != '*' && c != '$' && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
 			b.WriteByte(c)
 			continue
 		}
@@ -160,4 +165,37 @@ func FuzzAppendPath(f *testing.F) {
 			t.Errorf("AppendPath(%q) = %q, reference %q", s, got, want)
 		}
 	})
+}
+
+// TestLookupManyRules compares, with a scan of every rule, a set large
+// enough to keep its keys and narrow its search by the octet after "/".
+func TestLookupManyRules(t *testing.T) {
+	var rules []Rule
+	for i := range 3 * keepKeys {
+		pattern := fmt.Sprintf("/%c%d/", 'a'+i%7, i)
+		switch i % 5 {
+		case 1:
+			pattern = fmt.Sprintf("/%c", 'a'+i%7)
+		case 2:
+			pattern = fmt.Sprintf("/*%d$", i)
+		case 3:
+			pattern = "/"
+		}
+		p, err := Compile(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, Rule{Pattern: p, Allow: i%3 == 0})
+	}
+	s := NewSet(rules)
+	if s.lit.kept == nil || s.lit.kept.slash == nil {
+		t.Fatal("the set does not narrow its search")
+	}
+	for _, path := range []string{"/", "/a", "/a0/", "/b7/x", "/g699/", "/z", "/%FF", "/a/x17", "/c12/d", "/~"} {
+		norm := AppendPath(nil, path)
+		got, want := s.Lookup(norm), refLookup(rules, string(norm))
+		if got != want && (got < 0 || want < 0 || rules[got].Allow != rules[want].Allow || rules[got].Pattern.Len() != rules[want].Pattern.Len()) {
+			t.Errorf("path %q: Lookup = %d, a scan gives %d", path, got, want)
+		}
+	}
 }

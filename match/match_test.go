@@ -28,6 +28,9 @@ func TestAppendPath(t *testing.T) {
 		{"plus not form-decoded", "/s?q=a+b", "/s?q=a+b"},
 		{"double slash kept", "//x", "//x"},
 		{"nbsp is a path character", "/a\u00a0", "/a%C2%A0"},
+		{"characters not allowed raw in a URI escaped", "/\"<>\\^`{|}", "/%22%3C%3E%5C%5E%60%7B%7C%7D"},
+		{"their escapes uppercased and kept", "/%7b%7C%5c", "/%7B%7C%5C"},
+		{"sub-delims stay raw", "/!'()+,;=:@", "/!'()+,;=:@"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +57,8 @@ func TestCompile(t *testing.T) {
 		{"reserved escape kept, hex upper", "/a%2fb", "/a%2Fb", nil},
 		{"escaped star is literal", "/f%2a", "/f%2A", nil},
 		{"non-ASCII escaped", "/ツ", "/%E3%83%84", nil},
+		{"characters not allowed raw escaped", "/x{y}|\\^", "/x%7By%7D%7C%5C%5E", nil},
+		{"their escapes kept, hex upper", "/x%7by%7d", "/x%7By%7D", nil},
 		{"invalid escape", "/bad%zz", "", ErrInvalidEscape},
 		{"truncated escape", "/bad%2", "", ErrInvalidEscape},
 		{"space", "/two words", "", ErrSpace},
@@ -158,7 +163,7 @@ func TestSetPrecedence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustSet(t, tt.rules...)
-			if got := s.LookupPath(tt.path); got != tt.want {
+			if got := s.Lookup(AppendPath(nil, tt.path)); got != tt.want {
 				t.Errorf("Lookup(%q) = %d, want %d", tt.path, got, tt.want)
 			}
 		})
@@ -186,13 +191,14 @@ func TestPathologicalPatternIsLinear(t *testing.T) {
 	}
 }
 
-// TestLookupPathDoesNotAllocate checks the hot path stays allocation-free
-// for ordinary paths.
-func TestLookupPathDoesNotAllocate(t *testing.T) {
+// TestLookupDoesNotAllocate checks the hot path, normalisation included,
+// stays allocation-free for ordinary paths.
+func TestLookupDoesNotAllocate(t *testing.T) {
 	s := mustSet(t, "disallow /private", "allow /private/open", "disallow /*.php$", "disallow *?session=")
 	for _, path := range []string{"/private/x", "/a/b.php", "/caf%c3%a9?q=%2f", "/public?session=1"} {
-		if n := testing.AllocsPerRun(100, func() { s.LookupPath(path) }); n != 0 {
-			t.Errorf("LookupPath(%q) allocates %v times", path, n)
+		var buf [256]byte
+		if n := testing.AllocsPerRun(100, func() { s.Lookup(AppendPath(buf[:0], path)) }); n != 0 {
+			t.Errorf("Lookup(AppendPath(%q)) allocates %v times", path, n)
 		}
 	}
 }

@@ -49,7 +49,9 @@ func appendEscaped(dst []byte, c byte) []byte {
 
 // AppendPath appends the normalised form of a URL path and query to dst and
 // returns the extended slice. Normalisation follows RFC 9309 section 2.2.2:
-// non-ASCII octets, spaces and control characters become uppercase %HH;
+// non-ASCII octets, spaces, control characters and the ASCII characters
+// that RFC 3986 does not allow raw in a URI (see rawInvalid) become
+// uppercase %HH;
 // escapes have their hex uppercased, and those of unreserved characters are
 // decoded; a % not starting a valid escape is the literal percent sign %25.
 // A literal "*" or "$" becomes %2A or %24, the only way a pattern can name
@@ -96,10 +98,20 @@ func AppendPath(dst []byte, s string) []byte {
 }
 
 // plain marks the octets that AppendPath copies unchanged: printable ASCII
-// but for "#", "%", "*" and "$".
+// but for "#", "%", "*", "$" and rawInvalid.
 var plain = func() (t [256]bool) {
 	for c := '!'; c < 0x7f; c++ {
-		t[c] = c != '#' && c != '%' && c != '*' && c != '$'
+		t[c] = c != '#' && c != '%' && c != '*' && c != '$' && !rawInvalid[c]
+	}
+	return t
+}()
+
+// rawInvalid marks the printable ASCII characters that may not appear raw
+// in a URI (RFC 3986 section 2): Go's net/url sends them percent-encoded,
+// so a path and a pattern hold them as %HH for the spellings to be one.
+var rawInvalid = func() (t [256]bool) {
+	for _, c := range []byte("\"<>\\^`{|}") {
+		t[c] = true
 	}
 	return t
 }()
@@ -115,20 +127,20 @@ func escapeAt(s string, i int) (byte, bool) {
 	return hi<<4 | lo, ok1 && ok2
 }
 
-// NormalizePattern returns the normalised form of an Allow or Disallow
+// normalizePattern returns the normalised form of an Allow or Disallow
 // pattern as written in a robots.txt file: the same normalisation as
 // AppendPath, except that "*" stays a wildcard and a final "$" stays an end
 // anchor (a "$" anywhere else is the literal %24). It fails with
 // ErrInvalidEscape, ErrSpace or ErrStart for patterns that RFC 9309 parsers
 // must ignore.
-func NormalizePattern(p string) (string, error) {
+func normalizePattern(p string) (string, error) {
 	if p == "" || p[0] != '/' && p[0] != '*' {
 		return "", ErrStart
 	}
 	simple := true
 	for i := 0; i < len(p); i++ {
 		c := p[i]
-		if c == '%' || c <= ' ' || c >= 0x7f || c == '$' && i != len(p)-1 {
+		if c == '%' || c <= ' ' || c >= 0x7f || c == '$' && i != len(p)-1 || rawInvalid[c] {
 			simple = false
 			break
 		}
@@ -153,7 +165,7 @@ func NormalizePattern(p string) (string, error) {
 			i += 2
 		case c <= ' ' || c == 0x7f:
 			return "", ErrSpace
-		case c >= 0x80 || c == '$' && i != len(p)-1:
+		case c >= 0x80 || c == '$' && i != len(p)-1 || rawInvalid[c]:
 			b = appendEscaped(b, c)
 		default:
 			b = append(b, c)

@@ -1,8 +1,8 @@
 package match
 
 import (
-	"bytes"
 	"slices"
+	"strings"
 )
 
 // Rule is one Allow or Disallow line: a compiled pattern and its kind.
@@ -15,144 +15,361 @@ type Rule struct {
 // path by the precedence of RFC 9309 section 2.2.2: the longest matching
 // pattern wins, and an Allow wins a tie. A Set is safe for concurrent use.
 //
-// Rules are indexed by their literal prefix in a radix tree, so a lookup
-// only tries the rules whose prefix the path starts with, however many
-// rules the set holds.
+// Rules are indexed by their literal prefix, so a lookup only tries the
+// rules whose prefix the path starts with, however many rules the set
+// holds. Rules that start with a wildcard ("*.pdf", "/*?sort=") share the
+// empty or "/" prefix, which every path starts with; they are indexed
+// instead by their first literal run after it, and a lookup only tries
+// those whose run occurs in the path.
 type Set struct {
-	rules []Rule
-	root  node
+	// Every rule is its normalised pattern and one word of the rest,
+	// rather than a Rule, which is half as large again: a held robots.txt
+	// file is mostly its rules.
+	norms []string
+	meta  []uint32   // see packRule
+	lit   index      // rules by literal prefix
+	wild  *wildIndex // wildcard-first rules by first literal run, or nil
 }
 
-// node is a radix tree node. The path from the root spells a literal
-// prefix; rules lists the rules with exactly that prefix, best first.
+// index finds, among a sorted list of distinct keys, every key that is a
+// prefix of a string: the greatest key not after the string, then its
+// chain of parents, each the longest other key that is a prefix of it.
+// Every key that is a prefix of the string lies on that chain, since the
+// keys sorted between such a key and the string all extend it.
+type index struct {
+	nodes []node    // one per distinct key, sorted by key, then a sentinel
+	order []int32   // rule indexes, grouped by key in node order, best first
+	kept  *keptKeys // nil when keys are found through their rules
+}
+
+// keptKeys holds the keys of an index in an array of their own.
+type keptKeys struct {
+	keys []string
+	// With many keys, slash[c] is the first node whose key is not before
+	// "/" followed by octet c, so that a search for a path starting so
+	// starts among the keys that share those two octets.
+	slash *[257]int32
+}
+
 type node struct {
-	label    string
-	firsts   []byte // first byte of each child's label, for a fast scan
-	children []*node
-	rules    []int32
+	start  int32 // the node's rules are order[start:next node's start]
+	parent int32 // the node of the longest other key prefixing this one, or -1
+}
+
+// wildIndex holds the wildcard-first rules, and with more than fewRuns
+// runs a filter of the octets that they start with.
+type wildIndex struct {
+	index
+	maxLen int        // length of the longest pattern, to skip the search
+	filter *runFilter // nil with at most fewRuns runs
+}
+
+// runFilter tells, so that most positions of a path are skipped without
+// a search, which octets the runs start with: the first octet of
+// one-octet runs, the first two of two- and three-octet runs, and a hash
+// of the first four of longer runs, in a table of about 16 bits per run.
+type runFilter struct {
+	single [4]uint64  // first octet of one-octet runs
+	pairs  [16]uint64 // hash of the first two octets of two- and three-octet runs
+	quads  []uint64   // hash of the first four octets of longer runs
+	shift  uint       // quadBit's shift: 32 less log2 of the bits in quads
+}
+
+func newRunFilter(keys []string) *runFilter {
+	f := &runFilter{shift: 32 - 6}
+	for bits := 64; bits < 16*len(keys); bits *= 2 {
+		f.shift--
+	}
+	f.quads = make([]uint64, 1<<(32-f.shift)/64)
+	for _, k := range keys {
+		switch {
+		case len(k) == 1:
+			set(f.single[:], uint(k[0]))
+		case len(k) < 4:
+			set(f.pairs[:], pairBit(k[0], k[1]))
+		default:
+			set(f.quads, f.quadBit(k))
+		}
+	}
+	return f
+}
+
+func pairBit(a, b byte) uint { return (uint(a)*131 + uint(b)) & 1023 }
+
+func (f *runFilter) quadBit(s string) uint {
+	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return uint(x * 0x9e3779b1 >> f.shift)
+}
+
+// starts reports whether some run may start at p[i:].
+func (f *runFilter) starts(p string, i int) bool {
+	if has(f.single[:], uint(p[i])) {
+		return true
+	}
+	if i+1 == len(p) {
+		return false
+	}
+	if has(f.pairs[:], pairBit(p[i], p[i+1])) {
+		return true
+	}
+	return i+4 <= len(p) && has(f.quads, f.quadBit(p[i:]))
+}
+
+func has(bits []uint64, i uint) bool { return bits[i>>6]&(1<<(i&63)) != 0 }
+
+func set(bits []uint64, i uint) { bits[i>>6] |= 1 << (i & 63) }
+
+// Bits of a rule's meta word above its prefix length.
+const (
+	metaAllow    = 1 << 31
+	metaAnchored = 1 << 30
+	metaWild     = 1 << 29
+	metaPrefix   = metaWild - 1
+)
+
+func packRule(r Rule) uint32 {
+	m := uint32(r.Pattern.prefix) & metaPrefix
+	if r.Allow {
+		m |= metaAllow
+	}
+	if r.Pattern.anchored {
+		m |= metaAnchored
+	}
+	if r.Pattern.wild {
+		m |= metaWild
+	}
+	return m
+}
+
+// pattern returns the pattern of rule i.
+func (s *Set) pattern(i int32) Pattern {
+	m := s.meta[i]
+	return Pattern{norm: s.norms[i], prefix: int32(m & metaPrefix), anchored: m&metaAnchored != 0, wild: m&metaWild != 0}
 }
 
 // NewSet builds a Set over rules. The indexes Lookup returns refer to this
-// slice, which the Set keeps and must not be changed afterwards.
+// slice; the Set keeps a copy of what it needs, so rules may be reused.
 func NewSet(rules []Rule) *Set {
-	s := &Set{rules: rules}
-	for i := range rules {
-		s.root.insert(rules[i].Pattern.Prefix(), int32(i))
+	s := &Set{norms: make([]string, len(rules)), meta: make([]uint32, len(rules))}
+	for i, r := range rules {
+		s.norms[i], s.meta[i] = r.Pattern.norm, packRule(r)
 	}
-	s.root.sortRules(rules)
+	lit := make([]keyed, 0, len(rules))
+	var wild []keyed
+	maxLen := 0
+	for i, r := range rules {
+		p := r.Pattern
+		if p.prefix <= 1 {
+			if run := p.firstRun(); run != "" {
+				wild = append(wild, keyed{run, int32(i)})
+				maxLen = max(maxLen, p.Len())
+				continue
+			}
+		}
+		lit = append(lit, keyed{p.literalPrefix(), int32(i)})
+	}
+	// A large set keeps its keys next to each other: found through their
+	// rules, each step of a search would be three loads from far apart.
+	s.lit.build(s, lit, len(lit) > keepKeys)
+	if len(wild) > 0 {
+		w := &wildIndex{maxLen: maxLen}
+		w.build(s, wild, true)
+		if len(w.kept.keys) > fewRuns {
+			w.filter = newRunFilter(w.kept.keys)
+		}
+		s.wild = w
+	}
 	return s
 }
 
+type keyed struct {
+	key  string
+	rule int32
+}
+
+// build sorts the rules by key, best first within a key, and links every
+// distinct key to its parent. keep keeps the keys; without it a key is
+// found again as the literal prefix of its first rule.
+func (x *index) build(s *Set, ks []keyed, keep bool) {
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		switch {
+		case a.rule == b.rule:
+			return 0
+		case s.better(a.rule, b.rule):
+			return -1
+		}
+		return 1
+	})
+	distinct := 0
+	for i := range ks {
+		if i == 0 || ks[i].key != ks[i-1].key {
+			distinct++
+		}
+	}
+	x.order = make([]int32, len(ks))
+	x.nodes = make([]node, 0, distinct+1)
+	if keep {
+		x.kept = &keptKeys{keys: make([]string, 0, distinct)}
+	}
+	var stack []int32 // nodes whose keys prefix the current key, shortest first
+	var keys []string // the key of each node on the stack
+	for i, k := range ks {
+		x.order[i] = k.rule
+		if i > 0 && k.key == ks[i-1].key {
+			continue
+		}
+		for len(stack) > 0 && !strings.HasPrefix(k.key, keys[len(keys)-1]) {
+			stack, keys = stack[:len(stack)-1], keys[:len(keys)-1]
+		}
+		parent := int32(-1)
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
+		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
+		if keep {
+			x.kept.keys = append(x.kept.keys, k.key)
+		}
+	}
+	x.nodes = append(x.nodes, node{start: int32(len(ks)), parent: -1})
+	if keep && len(x.kept.keys) > keepKeys {
+		slash := new([257]int32)
+		for c := range 256 {
+			i, _ := slices.BinarySearch(x.kept.keys, "/"+string([]byte{byte(c)}))
+			slash[c] = int32(i)
+		}
+		// "0" follows "/" and so every key starting with it.
+		i, _ := slices.BinarySearch(x.kept.keys, "0")
+		slash[256] = int32(i)
+		x.kept.slash = slash
+	}
+}
+
+func (s *Set) key(x *index, k int) string {
+	if x.kept != nil {
+		return x.kept.keys[k]
+	}
+	i := x.order[x.nodes[k].start]
+	return s.norms[i][:s.meta[i]&metaPrefix]
+}
+
 // Len returns the number of rules in the set.
-func (s *Set) Len() int { return len(s.rules) }
+func (s *Set) Len() int { return len(s.norms) }
 
 // Rule returns the i'th rule given to NewSet.
-func (s *Set) Rule(i int) Rule { return s.rules[i] }
+func (s *Set) Rule(i int) Rule {
+	return Rule{Pattern: s.pattern(int32(i)), Allow: s.meta[i]&metaAllow != 0}
+}
 
 // better reports whether rule a takes precedence over rule b.
-func better(rules []Rule, a, b int32) bool {
-	la, lb := rules[a].Pattern.Len(), rules[b].Pattern.Len()
+func (s *Set) better(a, b int32) bool {
+	la, lb := len(s.norms[a]), len(s.norms[b])
 	if la != lb {
 		return la > lb
 	}
-	if rules[a].Allow != rules[b].Allow {
-		return rules[a].Allow
+	if aa, ab := s.meta[a]&metaAllow, s.meta[b]&metaAllow; aa != ab {
+		return aa != 0
 	}
 	return a < b
-}
-
-func (n *node) insert(key string, idx int32) {
-	for {
-		if key == "" {
-			n.rules = append(n.rules, idx)
-			return
-		}
-		ci := bytes.IndexByte(n.firsts, key[0])
-		if ci < 0 {
-			n.firsts = append(n.firsts, key[0])
-			n.children = append(n.children, &node{label: key, rules: []int32{idx}})
-			return
-		}
-		child := n.children[ci]
-		common := commonPrefix(key, child.label)
-		if common < len(child.label) {
-			// Split the edge so that the shared part becomes its own node.
-			split := &node{
-				label:    child.label[:common],
-				firsts:   []byte{child.label[common]},
-				children: []*node{child},
-			}
-			child.label = child.label[common:]
-			n.children[ci] = split
-			child = split
-		}
-		n, key = child, key[common:]
-	}
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
-
-func (n *node) sortRules(rules []Rule) {
-	if len(n.rules) > 1 {
-		slices.SortFunc(n.rules, func(a, b int32) int {
-			switch {
-			case a == b:
-				return 0
-			case better(rules, a, b):
-				return -1
-			}
-			return 1
-		})
-	}
-	for _, c := range n.children {
-		c.sortRules(rules)
-	}
 }
 
 // Lookup returns the index of the rule that decides the normalised path
 // (see AppendPath), or -1 when no rule matches.
 func (s *Set) Lookup(path []byte) int {
-	best := int32(-1)
-	n := &s.root
-	rest := path
-	for {
-		for _, r := range n.rules {
-			if best >= 0 && !better(s.rules, r, best) {
-				// Rules are sorted best first: none after r can win either.
-				break
+	p := pathString(path)
+	best := s.visit(&s.lit, p, -1)
+	w := s.wild
+	if w == nil || best >= 0 && len(s.norms[best]) > w.maxLen {
+		return int(best)
+	}
+	if len(w.kept.keys) <= fewRuns {
+		// A few runs are each looked for once, with strings.Contains.
+		for k, run := range w.kept.keys {
+			if strings.Contains(p, run) {
+				best = s.try(&w.index, int32(k), p, best)
 			}
-			if s.rules[r].Pattern.Match(path) {
-				best = r
-				break
+		}
+		return int(best)
+	}
+	// Many runs: at each position of the path whose octets start some
+	// run, find the runs starting there. A run found again further on
+	// would only test the same rules against the same path, so the last
+	// few nodes tried are remembered and skipped, which keeps a path that
+	// repeats one run ("/aaaa…") from testing its rules at every position.
+	var seen [8]int32
+	next := 0
+	for i := range seen {
+		seen[i] = -1
+	}
+	for i := 0; i < len(p); i++ {
+		if !w.filter.starts(p, i) {
+			continue
+		}
+		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
+			if !strings.HasPrefix(p[i:], w.kept.keys[k]) || slices.Contains(seen[:], k) {
+				continue
 			}
+			seen[next] = k
+			next = (next + 1) % len(seen)
+			best = s.try(&w.index, k, p, best)
 		}
-		if len(rest) == 0 {
-			break
-		}
-		ci := bytes.IndexByte(n.firsts, rest[0])
-		if ci < 0 {
-			break
-		}
-		n = n.children[ci]
-		if len(rest) < len(n.label) || string(rest[:len(n.label)]) != n.label {
-			break
-		}
-		rest = rest[len(n.label):]
 	}
 	return int(best)
 }
 
-// LookupPath normalises a path and query with AppendPath and returns the
-// index of the rule that decides it, or -1 when no rule matches.
-func (s *Set) LookupPath(pathAndQuery string) int {
-	var buf [2048]byte
-	return s.Lookup(AppendPath(buf[:0], pathAndQuery))
+// keepKeys is the number of literal-prefix rules above which a Set keeps
+// their prefixes in an array of their own, which costs two words per
+// distinct prefix and saves loads on a search among many.
+const keepKeys = 256
+
+// fewRuns is the number of wildcard-first runs up to which a lookup looks
+// for each run in the path rather than for the runs at each position.
+const fewRuns = 8
+
+// greatest returns the node of the greatest key not after at, or -1.
+func (x *index) greatest(s *Set, at string) int32 {
+	lo, hi := 0, len(x.nodes)-1
+	if x.kept != nil && x.kept.slash != nil && len(at) >= 2 && at[0] == '/' {
+		// Keys before the range are before at, and those after it are
+		// after at.
+		lo, hi = int(x.kept.slash[at[1]]), int(x.kept.slash[int(at[1])+1])
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.key(x, m) <= at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return int32(lo - 1)
+}
+
+// try tests, best first, the rules of node k of x against path, and
+// returns the better of best and the first of them that matches.
+func (s *Set) try(x *index, k int32, path string, best int32) int32 {
+	for _, r := range x.order[x.nodes[k].start:x.nodes[k+1].start] {
+		if best >= 0 && !s.better(r, best) {
+			// Rules are sorted best first: none after r can win either.
+			break
+		}
+		if s.pattern(r).match(path) {
+			return r
+		}
+	}
+	return best
+}
+
+// visit tries the rules of every key of x that is a prefix of path, and
+// returns the best of them that matches, or best if none is better.
+func (s *Set) visit(x *index, path string, best int32) int32 {
+	for k := x.greatest(s, path); k >= 0; k = x.nodes[k].parent {
+		if strings.HasPrefix(path, s.key(x, int(k))) {
+			best = s.try(x, k, path, best)
+		}
+	}
+	return best
 }

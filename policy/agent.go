@@ -3,6 +3,7 @@ package policy
 import (
 	"time"
 
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -37,11 +38,33 @@ func (a Agent) Groups() []int {
 	return a.sel.groups
 }
 
-// Allowed reports whether pathAndQuery may be fetched. It does not
-// allocate for a path of up to 2,048 bytes that normalisation does not
-// lengthen, as with printable ASCII without "*", "$" or a "%" that starts
-// no escape (see match.AppendPath).
+// Allowed reports whether a request for pathAndQuery may be sent, as
+// the transport decides it (DESIGN.md, "What is decided"): the path as
+// sent, and the forms that servers serve for it, must all be allowed. Those
+// forms are the path with its dot segments resolved ("/public/../private",
+// "%2E" counting as "."), and with its repeated slashes merged and then
+// its dot segments resolved ("//private"), so that no spelling reaches a
+// refused resource. See AllowedLiteral for the path alone.
+//
+// Allowed does not allocate for a path of up to 2,048 bytes that has no
+// such forms and that normalisation does not lengthen, as with printable
+// ASCII without "*", "$" or a "%" that starts no escape (see
+// match.AppendPath).
 func (a Agent) Allowed(pathAndQuery string) bool {
+	if a.sel == nil {
+		return true
+	}
+	if !a.AllowedLiteral(pathAndQuery) {
+		return false
+	}
+	resolved, merged := target.Alternates(pathAndQuery)
+	return (resolved == "" || a.AllowedLiteral(resolved)) && (merged == "" || a.AllowedLiteral(merged))
+}
+
+// AllowedLiteral reports whether pathAndQuery itself is allowed, read
+// literally: the forms a server may resolve it to are not decided, so
+// "/public/../private" may be allowed where Allowed refuses it.
+func (a Agent) AllowedLiteral(pathAndQuery string) bool {
 	if a.sel == nil {
 		return true
 	}
@@ -59,17 +82,41 @@ func (a Agent) Allowed(pathAndQuery string) bool {
 const smallPath = 256
 
 func (a Agent) allowed(path []byte) bool {
-	if string(path) == "/robots.txt" {
+	if target.IsRobotsPath(path) {
 		return true
 	}
-	i := a.sel.set.Lookup(path)
-	return i < 0 || a.sel.rules[i].Allow
+	x := a.sel.index()
+	i := x.set.Lookup(path)
+	return i < 0 || x.rules[i].Allow
 }
 
-// Decide decides pathAndQuery and explains the decision: the longest
-// matching pattern decides, an Allow winning a tie; with no match the path
-// is allowed (RFC 9309 section 2.2.2), and /robots.txt is always allowed.
+// Decide decides a request for pathAndQuery as Allowed does and explains
+// the decision. For each form decided, the longest matching pattern
+// decides, an Allow winning a tie; with no match the path is allowed (RFC
+// 9309 section 2.2.2), and /robots.txt is always allowed, whatever its
+// query. When the path as sent is allowed but another form is refused,
+// the Decision is that form's, with Decision.Resolved set.
 func (a Agent) Decide(pathAndQuery string) Decision {
+	d := a.DecideLiteral(pathAndQuery)
+	if !d.Allowed || a.sel == nil {
+		return d
+	}
+	resolved, merged := target.Alternates(pathAndQuery)
+	for _, form := range [...]string{resolved, merged} {
+		if form == "" {
+			continue
+		}
+		if df := a.DecideLiteral(form); !df.Allowed {
+			df.Resolved = form
+			return df
+		}
+	}
+	return d
+}
+
+// DecideLiteral decides pathAndQuery itself, read literally, as
+// AllowedLiteral does, and explains the decision.
+func (a Agent) DecideLiteral(pathAndQuery string) Decision {
 	if len(pathAndQuery) <= smallPath {
 		var buf [smallPath]byte
 		return a.decide(match.AppendPath(buf[:0], pathAndQuery), pathAndQuery)
@@ -85,47 +132,19 @@ func (a Agent) decide(path []byte, pathAndQuery string) Decision {
 		// Most paths need no normalising; only the others cost a copy.
 		d.Path = string(path)
 	}
+	if target.IsRobotsPath(path) {
+		d.robotsTxt = true
+		return d
+	}
 	if a.sel == nil {
 		return d
 	}
 	d.Token, d.Groups = a.token, a.sel.groups
-	if d.Path == "/robots.txt" {
-		return d
-	}
-	if i := a.sel.set.Lookup(path); i >= 0 {
-		d.Matched, d.Rule, d.Allowed = true, a.sel.rules[i], a.sel.rules[i].Allow
+	x := a.sel.index()
+	if i := x.set.Lookup(path); i >= 0 {
+		d.Matched, d.Rule, d.Allowed = true, x.rules[i], x.rules[i].Allow
 	}
 	return d
-}
-
-// DecideRequest decides a request-URI as a server would see it. It is
-// Decide, and when the request-URI is allowed but its path has dot
-// segments ("/public/../private", "%2E" counting as "."), the path with
-// them resolved is decided too, and refuses if it is refused: servers
-// resolve dot segments, so an encoding trick must not reach a disallowed
-// resource. Decision.Resolved says when the resolved path decided.
-func (a Agent) DecideRequest(requestURI string) Decision {
-	d := a.Decide(requestURI)
-	if !d.Allowed {
-		return d
-	}
-	if resolved, ok := ResolveDots(requestURI); ok {
-		if dr := a.Decide(resolved); !dr.Allowed {
-			dr.Resolved = resolved
-			return dr
-		}
-	}
-	return d
-}
-
-// AllowedRequest reports whether DecideRequest would allow requestURI,
-// without building the explanation.
-func (a Agent) AllowedRequest(requestURI string) bool {
-	if !a.Allowed(requestURI) {
-		return false
-	}
-	resolved, ok := ResolveDots(requestURI)
-	return !ok || a.Allowed(resolved)
 }
 
 // CrawlDelay returns the largest Crawl-delay of the groups that apply, and

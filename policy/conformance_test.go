@@ -14,8 +14,8 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(suites) < 40 {
-		t.Fatalf("found %d suites, want at least 40", len(suites))
+	if len(suites) < 48 {
+		t.Fatalf("found %d suites, want at least 48", len(suites))
 	}
 	total := 0
 	for _, s := range suites {
@@ -40,7 +40,7 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	}
-	if total < 447 {
-		t.Errorf("ran %d cases, want at least 447", total)
+	if total < 517 {
+		t.Errorf("ran %d cases, want at least 517", total)
 	}
 }

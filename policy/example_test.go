@@ -29,13 +29,15 @@ func ExampleParse() {
 
 func ExampleRobots_Allowed() {
 	r := policy.Parse([]byte(exampleFile))
-	fmt.Println(r.Allowed("OtherBot", "/private/x"))
-	fmt.Println(r.Allowed("OtherBot", "/private/open/x"))
-	fmt.Println(r.Allowed("ExampleBot", "/private/x"))
-	fmt.Println(r.Allowed("examplebot", "/paper.pdf"))
+	fmt.Println(r.Allowed("/private/x", "OtherBot"))
+	fmt.Println(r.Allowed("/private/open/x", "OtherBot"))
+	fmt.Println(r.Allowed("/private/open/../x", "OtherBot")) // as the server resolves it
+	fmt.Println(r.Allowed("/private/x", "ExampleBot"))
+	fmt.Println(r.Allowed("/paper.pdf", "examplebot"))
 	// Output:
 	// false
 	// true
+	// false
 	// true
 	// false
 }
@@ -70,12 +72,6 @@ func ExampleRobots_Warnings() {
 	// line 3: Disallow pattern "/a b" contains a space; ignored
 }
 
-func ExampleTarget() {
-	path, _ := policy.Target("https://site.example/a/b?q=1#top")
-	fmt.Println(path)
-	// Output: /a/b?q=1
-}
-
 func ExampleProductToken() {
 	fmt.Println(policy.ProductToken("ExampleBot/1.0 (+https://example.com/bot)"))
 	fmt.Println(policy.ProductToken("MJ12bot"))
@@ -97,4 +93,24 @@ func ExampleRobots_Agent() {
 	// /drafts/1 false
 	// /paper.pdf false
 	// /private/x true
+}
+
+func ExampleAgent_DecideLiteral() {
+	r := policy.Parse([]byte(exampleFile))
+	bot := r.Agent("OtherBot")
+	fmt.Println(bot.DecideLiteral("/public/../private/x"))
+	fmt.Println(bot.Decide("/public/../private/x"))
+	// Output:
+	// allowed: no rule matched
+	// disallowed by Disallow: /private (line 2) once the path is resolved as servers do: /private/x
+}
+
+func ExampleDecision_Reason() {
+	r := policy.Parse([]byte(exampleFile))
+	for _, path := range []string{"/private/x", "/robots.txt?x=1"} {
+		fmt.Println(r.Decide(path, "OtherBot").Reason())
+	}
+	// Output:
+	// by Disallow: /private (line 2)
+	// /robots.txt is always allowed
 }

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
+	"github.com/crawlkit/robots/internal/lines"
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -21,11 +27,7 @@ func Truncate(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
 	}
-	data = data[:limit]
-	if i := bytes.LastIndexAny(data, "\r\n"); i >= 0 {
-		return data[:i+1]
-	}
-	return data[:0]
+	return lines.Complete(data[:limit])
 }
 
 // fieldNames maps every field name the parser accepts, lower-cased, to the
@@ -58,74 +60,252 @@ var knownOther = map[string]bool{
 	"visit-time": true, "nofollow": true, "content-signal": true,
 }
 
-// parser holds the state of one Parse call.
+// parser holds the state of one Parse call. Groups, their agents and
+// their rules are gathered in scratch slices that are reused from call to
+// call (parsers), and copied at the end into slices of exactly their
+// size, so that a large file neither regrows a slice per group nor holds
+// the spare capacity of one.
 type parser struct {
 	r       *Robots
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
+
+	groups     []Group
+	agents     []string
+	rules      []Rule
+	agentStart []int // agents[agentStart[i]:] and rules[ruleStart[i]:] belong
+	ruleStart  []int // to group i and the groups after it
 }
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooled is the most rules or agents whose scratch space a pooled
+// parser keeps.
+const maxPooled = 4096
 
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
 // skipped with a Warning, so garbage gives an empty policy and warnings.
 // Parse reads all of data; apply Truncate first to see what a crawler sees.
+//
+// Every string the result holds (agents, patterns, sitemaps) is part of
+// one copy of data, so a parsed file costs its size plus a few words per
+// group and rule.
 func Parse(data []byte) *Robots {
-	p := parser{r: &Robots{}, cur: -1}
+	p := parsers.Get().(*parser)
+	p.r, p.cur, p.inRules = &Robots{}, -1, false
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	// While parsing, the lines are read in place, through a string view of
+	// data; finish copies every string that the result keeps (agents,
+	// patterns, sitemaps) into one string of their own, so the result
+	// never points into data.
+	body := unsafe.String(unsafe.SliceData(data), len(data))
 	line := 0
-	for len(data) > 0 {
+	lf := -1 // position of the next LF at or after pos, once searched for
+	for pos := 0; pos < len(body); {
 		line++
-		end := bytes.IndexAny(data, "\r\n")
-		var text []byte
-		if end < 0 {
-			text, data = data, nil
-		} else {
-			text = data[:end]
-			if data[end] == '\r' && end+1 < len(data) && data[end+1] == '\n' {
-				end++
+		if lf < pos {
+			if lf = strings.IndexByte(body[pos:], '\n'); lf < 0 {
+				lf = len(body)
+			} else {
+				lf += pos
 			}
-			data = data[end+1:]
 		}
+		text, next := body[pos:lf], lf+1
+		// A CR ends a line too, alone or before an LF.
+		if cr := strings.IndexByte(text, '\r'); cr >= 0 {
+			text = text[:cr]
+			if pos+cr+1 != lf {
+				next = pos + cr + 1
+			}
+		}
+		pos = next
 		p.line(line, text)
 	}
-	p.r.lines = line
-	p.r.index()
-	return p.r
+	r := p.finish()
+	r.lines = line
+	r.index()
+	p.r = nil
+	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
+		// The scratch of a huge file is left to the collector rather than
+		// held by the pool.
+		parsers.Put(p)
+	}
+	return r
+}
+
+// finish moves the gathered groups into the Robots, in slices of exactly
+// their size: one for the groups, one for every group's agents and one
+// for every group's rules, and copies the strings it keeps, which point
+// into the caller's data, into one string: comments, field names and
+// blank lines are not kept.
+func (p *parser) finish() *Robots {
+	r := p.r
+	n := 0
+	for _, a := range p.agents {
+		n += len(a)
+	}
+	for _, rule := range p.rules {
+		n += len(rule.Pattern)
+	}
+	for _, sm := range r.sitemaps {
+		n += len(sm)
+	}
+	var kept strings.Builder
+	kept.Grow(n)
+	for _, a := range p.agents {
+		kept.WriteString(a)
+	}
+	for _, rule := range p.rules {
+		kept.WriteString(rule.Pattern)
+	}
+	for _, sm := range r.sitemaps {
+		kept.WriteString(sm)
+	}
+	all, off := kept.String(), 0
+	take := func(s string) string {
+		s, off = all[off:off+len(s)], off+len(s)
+		return s
+	}
+	for i := range p.agents {
+		p.agents[i] = take(p.agents[i])
+	}
+	for i := range p.rules {
+		p.rules[i].Pattern = take(p.rules[i].Pattern)
+	}
+	for i := range r.sitemaps {
+		r.sitemaps[i] = take(r.sitemaps[i])
+	}
+	// Appending left spare capacity that a held file need not keep.
+	if cap(r.sitemaps) > len(r.sitemaps) {
+		r.sitemaps = slices.Clone(r.sitemaps)
+	}
+	if cap(r.warnings) > len(r.warnings) {
+		r.warnings = slices.Clone(r.warnings)
+	}
+	if len(p.groups) > 0 {
+		groups := slices.Clone(p.groups)
+		agents := slices.Clone(p.agents)
+		rules := slices.Clone(p.rules)
+		for i := range groups {
+			aEnd, rEnd := len(agents), len(rules)
+			if i+1 < len(groups) {
+				aEnd, rEnd = p.agentStart[i+1], p.ruleStart[i+1]
+			}
+			groups[i].Agents = agents[p.agentStart[i]:aEnd:aEnd]
+			if rs := p.ruleStart[i]; rs < rEnd {
+				groups[i].Rules = rules[rs:rEnd:rEnd]
+			}
+		}
+		r.groups = groups
+	}
+	clear(p.groups)
+	clear(p.agents)
+	clear(p.rules)
+	p.groups, p.agents, p.rules = p.groups[:0], p.agents[:0], p.rules[:0]
+	p.agentStart, p.ruleStart = p.agentStart[:0], p.ruleStart[:0]
+	return r
+}
+
+// splitLine splits a trimmed, non-empty line into its field name and value
+// at the first colon. Without a colon, a line of exactly two words
+// separated by spaces or tabs splits between them, and ok is false: the
+// caller reads it only when the first word is a field name. Any other
+// line without a colon gives an empty key.
+func splitLine(text string) (key, value string, ok bool) {
+	if colon := strings.IndexByte(text, ':'); colon >= 0 {
+		return trim(text[:colon]), trim(text[colon+1:]), true
+	}
+	sp := strings.IndexAny(text, " \t")
+	if sp < 0 {
+		return "", "", false
+	}
+	value = trim(text[sp:])
+	if strings.ContainsAny(value, " \t") {
+		// Three words or more: too far from "field value" to guess.
+		return "", "", false
+	}
+	return text[:sp], value, false
 }
 
 func (p *parser) warn(line int, format string, args ...any) {
 	p.r.warnings = append(p.r.warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
-func trim(b []byte) []byte { return bytes.Trim(b, " \t") }
+// trim removes ASCII spaces and tabs, the only white space RFC 9309
+// allows around a value, from both ends of s.
+func trim(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}
 
-func (p *parser) line(n int, text []byte) {
-	if i := bytes.IndexByte(text, '#'); i >= 0 {
+// lookupField returns the field a field name means and whether it means
+// one, and whether the name is the field's own, in any case. The five
+// field names of nearly every line are compared without a map lookup.
+func lookupField(key string) (field string, known, exact bool) {
+	for _, f := range [...]string{"user-agent", "disallow", "allow", "sitemap", "crawl-delay"} {
+		if len(key) == len(f) && equalLower(key, f) {
+			return f, true, true
+		}
+	}
+	if len(key) > 16 {
+		return "", false, false
+	}
+	var buf [16]byte
+	// Used only as map keys, name costs no string copy.
+	name := norm.AppendLower(buf[:0], key)
+	if knownOther[string(name)] {
+		return "", false, true
+	}
+	field, known = fieldNames[string(name)]
+	return field, known, false
+}
+
+// equalLower reports whether s, lower-cased (ASCII only), is lower.
+func equalLower(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) line(n int, text string) {
+	if i := strings.IndexByte(text, '#'); i >= 0 {
 		text = text[:i]
 	}
 	text = trim(text)
 	if len(text) == 0 {
 		return
 	}
-	colon := bytes.IndexByte(text, ':')
-	if colon < 0 {
+	key, value, ok := splitLine(text)
+	field, known, exact := lookupField(key)
+	switch {
+	case !ok && known:
+		// Google's parser, crawler-commons and protego all read a field
+		// name, whitespace and one value as if the colon were there.
+		p.warn(n, "no colon: %q read as %q", text, field+": "+value)
+	case !ok:
 		p.warn(n, "no colon: not a robots.txt line; ignored")
 		p.extend(n, "")
 		return
-	}
-	key := trim(text[:colon])
-	var buf [16]byte
-	// Used only as map keys and in comparisons, name costs no string copy.
-	name := appendLower(buf[:0], key)
-	field, ok := fieldNames[string(name)]
-	switch {
-	case !ok && knownOther[string(name)]:
+	case !known && exact:
 		p.warn(n, "%s is not part of RFC 9309; ignored", key)
-	case !ok:
+	case !known:
 		p.warn(n, "unknown field %q; ignored", key)
-	case string(name) != field:
+	case !exact:
 		p.warn(n, "%q read as %q", key, field)
 	}
-	value := trim(text[colon+1:])
 	p.field(n, field, value)
 	p.extend(n, field)
 }
@@ -135,61 +315,57 @@ func (p *parser) line(n int, text []byte) {
 // that their warnings show with the group.
 func (p *parser) extend(n int, field string) {
 	if p.cur >= 0 && field != "sitemap" {
-		p.r.groups[p.cur].EndLine = n
+		p.groups[p.cur].EndLine = n
 	}
 }
 
-func (p *parser) field(n int, field string, value []byte) {
+func (p *parser) field(n int, field string, value string) {
 	switch field {
 	case "user-agent":
-		p.agent(n, string(value))
+		p.agent(n, value)
 	case "allow", "disallow":
-		p.rule(n, field == "allow", string(value))
+		p.rule(n, field == "allow", value)
 	case "sitemap":
 		if len(value) == 0 {
 			p.warn(n, "empty Sitemap; ignored")
 			return
 		}
-		p.r.sitemaps = append(p.r.sitemaps, string(value))
+		p.r.sitemaps = append(p.r.sitemaps, value)
 	case "crawl-delay":
-		p.crawlDelay(n, string(value))
+		p.crawlDelay(n, value)
 	}
-}
-
-// appendLower appends b lower-cased (ASCII only) to dst.
-func appendLower(dst, b []byte) []byte {
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 func (p *parser) agent(n int, value string) {
-	if value == "" {
-		p.warn(n, "empty User-agent; ignored")
-		return
-	}
 	token := value
-	if value != "*" {
+	switch {
+	case value == "*":
+	case value != "" && value[0] == '*' && (value[1] == ' ' || value[1] == '\t'):
+		// Google's parser reads "* (everyone else)" as the "*" group.
+		token = "*"
+		p.warn(n, "User-agent %q read as %q", value, token)
+	case value == "":
+		p.warn(n, "empty User-agent names no crawler; its group applies to none")
+	default:
 		token = ProductToken(value)
 		switch {
 		case token == "":
-			p.warn(n, "User-agent %q has no product token; ignored", value)
-			return
+			// The line still starts or joins a group, so that its rules
+			// do not fall to the group above (RFC 9309 section 2.2.1).
+			token = value
+			p.warn(n, "User-agent %q has no product token; its group applies to no crawler", value)
 		case token != value:
 			p.warn(n, "User-agent %q read as its product token %q", value, token)
 		}
 	}
 	if p.cur < 0 || p.inRules {
-		p.r.groups = append(p.r.groups, Group{Line: n})
-		p.cur = len(p.r.groups) - 1
+		p.groups = append(p.groups, Group{Line: n})
+		p.agentStart = append(p.agentStart, len(p.agents))
+		p.ruleStart = append(p.ruleStart, len(p.rules))
+		p.cur = len(p.groups) - 1
 		p.inRules = false
 	}
-	g := &p.r.groups[p.cur]
-	g.Agents = append(g.Agents, token)
+	p.agents = append(p.agents, token)
 }
 
 // ProductToken returns the product token that leads a User-Agent string:
@@ -219,14 +395,15 @@ func (p *parser) rule(n int, allow bool, value string) {
 		p.warn(n, "%s before any User-agent line; ignored", kind)
 		return
 	}
-	g := &p.r.groups[p.cur]
 	p.inRules = true
 	if value == "" {
 		p.warn(n, "empty %s matches nothing; ignored", kind)
 		return
 	}
-	pat, err := match.Compile(value)
-	if err != nil {
+	// Only checked here: the pattern is compiled again, into its group's
+	// index, when a crawler first consults the group, and most groups name
+	// other crawlers.
+	if _, err := match.Compile(value); err != nil {
 		var why string
 		switch {
 		case errors.Is(err, match.ErrInvalidEscape):
@@ -239,8 +416,7 @@ func (p *parser) rule(n int, allow bool, value string) {
 		p.warn(n, "%s pattern %q %s; ignored", kind, value, why)
 		return
 	}
-	g.Rules = append(g.Rules, Rule{Allow: allow, Pattern: value, Line: n})
-	g.compiled = append(g.compiled, match.Rule{Pattern: pat, Allow: allow})
+	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})
 }
 
 func (p *parser) crawlDelay(n int, value string) {
@@ -253,10 +429,13 @@ func (p *parser) crawlDelay(n int, value string) {
 		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
 		return
 	}
-	// A Crawl-delay belongs to the group above it, like a rule, so a
-	// User-agent after it starts a new group.
-	p.inRules = true
-	g := &p.r.groups[p.cur]
-	g.CrawlDelay = time.Duration(secs * float64(time.Second))
-	g.HasCrawlDelay = true
+	// Unlike a rule, a Crawl-delay does not end a run of User-agent lines:
+	// RFC 9309 section 2.2.4 lets other records never change how the
+	// defined ones group. It belongs to every agent of the group, and the
+	// largest of several is kept, the politest reading.
+	g := &p.groups[p.cur]
+	d := time.Duration(secs * float64(time.Second))
+	if !g.HasCrawlDelay || d > g.CrawlDelay {
+		g.CrawlDelay, g.HasCrawlDelay = d, true
+	}
 }

@@ -48,6 +48,20 @@ func TestGroups(t *testing.T) {
 			"User-agent: Googlebot/2.1\nDisallow: /v\n", []string{"googlebot"}, "/v", false},
 		{"no groups at all",
 			"# nothing\n", []string{"a"}, "/", true},
+		{"crawl-delay does not end a run of user-agents",
+			"User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"malformed crawl-delay does not end a run of user-agents",
+			"User-agent: a\nCrawl-delay: soon\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"user-agent without a product token starts a group of its own",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: ü-bot\nDisallow: /\n", []string{"googlebot"}, "/x", true},
+		{"user-agent without a product token matches no crawler",
+			"User-agent: *bot\nDisallow: /\n", []string{"bot"}, "/x", true},
+		{"empty user-agent joins the run and matches no crawler",
+			"User-agent:\nUser-agent: a\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"star followed by a comment is the star group",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: * (everyone else)\nDisallow: /\n", []string{"other"}, "/x", false},
+		{"star followed by a comment leaves the named group alone",
+			"User-agent: Googlebot\nDisallow: /private\nUser-agent: * (everyone else)\nDisallow: /\n", []string{"googlebot"}, "/x", true},
 		{"rules before any user-agent ignored",
 			"Disallow: /\nUser-agent: a\nAllow: /x\n", []string{"a"}, "/y", true},
 	}
@@ -57,10 +71,8 @@ func TestGroups(t *testing.T) {
 			if got := r.Decide(tt.path, tt.tokens...).Allowed; got != tt.want {
 				t.Errorf("Decide(%q, %q) allowed = %v, want %v", tt.path, tt.tokens, got, tt.want)
 			}
-			if len(tt.tokens) == 1 {
-				if got := r.Allowed(tt.tokens[0], tt.path); got != tt.want {
-					t.Errorf("Allowed(%q, %q) = %v, want %v", tt.tokens[0], tt.path, got, tt.want)
-				}
+			if got := r.Allowed(tt.path, tt.tokens...); got != tt.want {
+				t.Errorf("Allowed(%q, %q) = %v, want %v", tt.path, tt.tokens, got, tt.want)
 			}
 		})
 	}
@@ -89,14 +101,21 @@ func TestLineSyntax(t *testing.T) {
 		{"pattern with a bad escape ignored", "User-agent: *\nDisallow: /bad%zz\n", "/bad", true},
 		{"pattern without a slash ignored", "User-agent: *\nDisallow: x\n", "/x", true},
 		{"unicode space is a path character", "User-agent: *\nDisallow: /a\u00a0\n", "/a", true},
-		{"line without a colon ignored", "User-agent: *\nDisallow /x\n", "/x", true},
+		{"field and value without a colon read as meant", "User-agent: *\nDisallow /x\n", "/x", false},
+		{"user-agent without a colon read as meant", "User-agent *\nDisallow: /x\n", "/x", false},
+		{"misspelling without a colon read as meant", "User-agent: *\nDissallow\t/x\n", "/x", false},
+		{"three words without a colon ignored", "User-agent: *\nDisallow /x /y\n", "/x", true},
+		{"unknown field without a colon ignored", "User-agent: *\nForbid /x\n", "/x", true},
+		{"one word without a colon ignored", "User-agent: *\nDisallow/x\n", "/x", true},
 		{"robots.txt always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt", true},
 		{"robots.txt with escapes", "User-agent: *\nDisallow: /\n", "/%72obots.txt", true},
 		{"robots.txt is case-sensitive", "User-agent: *\nDisallow: /\n", "/Robots.txt", false},
+		{"robots.txt with a query always allowed", "User-agent: *\nDisallow: /\n", "/robots.txt?x=1", true},
+		{"robots.txt as a prefix is not", "User-agent: *\nDisallow: /\n", "/robots.txt.bak", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Parse([]byte(tt.file)).Allowed("bot", tt.path); got != tt.want {
+			if got := Parse([]byte(tt.file)).Allowed(tt.path, "bot"); got != tt.want {
 				t.Errorf("Allowed(%q) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
@@ -121,6 +140,12 @@ func TestWarnings(t *testing.T) {
 		"just text",                 // 12
 		"Sitemap:",                  // 13
 		"Disallow: /fine",           // 14
+		"user-agent bot4",           // 15
+		"Disallow /x",               // 16
+		"User-agent: ü-bot",         // 17
+		"User-agent:",               // 18
+		"User-agent: * all others",  // 19
+		"Disallow /x /y",            // 20
 	}, "\n")
 	r := Parse([]byte(file))
 	want := map[int]string{
@@ -128,6 +153,10 @@ func TestWarnings(t *testing.T) {
 		5: "% not followed", 6: "neither", 7: "not part of RFC 9309",
 		8: "unknown field", 9: `read as "disallow"`, 10: "product token",
 		11: "not a number", 12: "no colon", 13: "empty Sitemap",
+		15: `no colon: "user-agent bot4" read as "user-agent: bot4"`,
+		16: `no colon: "Disallow /x" read as "disallow: /x"`,
+		17: "no product token", 18: "empty User-agent", 19: `read as "*"`,
+		20: "no colon",
 	}
 	got := map[int]string{}
 	for _, w := range r.Warnings() {
@@ -163,7 +192,7 @@ func TestDecideExplains(t *testing.T) {
 		t.Errorf("fallback decision = %+v, want * and line 2", d)
 	}
 	d = Parse(nil).Decide("/x", "a")
-	if !d.Allowed || d.Matched || d.String() != "allowed: no group applies to this crawler" {
+	if !d.Allowed || d.Matched || d.String() != "allowed: no group names this crawler and there is no * group" {
 		t.Errorf("empty file decision = %+v (%s)", d, d)
 	}
 	d = Parse([]byte("User-agent: a\nDisallow: /x\n")).Decide("/y", "a")
@@ -174,7 +203,7 @@ func TestDecideExplains(t *testing.T) {
 
 // TestCrawlDelayAndSitemaps checks the non-rule records.
 func TestCrawlDelayAndSitemaps(t *testing.T) {
-	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
+	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\nDisallow: /y\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
 	if d, ok := r.CrawlDelay("a"); !ok || d != 4*time.Second {
 		t.Errorf("CrawlDelay(a) = %v, %v; want the larger merged delay 4s", d, ok)
 	}
@@ -183,6 +212,14 @@ func TestCrawlDelayAndSitemaps(t *testing.T) {
 	}
 	if got := fmt.Sprint(r.Sitemaps()); got != "[https://e.example/a.xml https://e.example/b.xml]" {
 		t.Errorf("Sitemaps() = %s", got)
+	}
+	// RFC 9309 section 2.2.4: the Crawl-delay does not split a and b, so
+	// both get it; of several in one group the largest holds.
+	r = Parse([]byte("User-agent: a\nCrawl-delay: 5\nCrawl-delay: 7\nCrawl-delay: 1\nUser-agent: b\nDisallow: /x\n"))
+	for _, tok := range []string{"a", "b"} {
+		if d, ok := r.CrawlDelay(tok); !ok || d != 7*time.Second {
+			t.Errorf("CrawlDelay(%s) = %v, %v; want the group's largest, 7s", tok, d, ok)
+		}
 	}
 }
 
@@ -207,37 +244,13 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-// TestTarget checks how URLs become the path and query that is matched.
-func TestTarget(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"/a?b", "/a?b"},
-		{"//x", "//x"},
-		{"/a#f", "/a"},
-		{"http://e.example", "/"},
-		{"HTTPS://e.example:8443/p?q#f", "/p?q"},
-		{"http://e.example?q=1", "/?q=1"},
-		{"http://e.example#f", "/"},
-	}
-	for _, tt := range tests {
-		got, err := Target(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("Target(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
-	for _, bad := range []string{"", "a/b", "ftp://e.example/", "http:///x", "mailto:x@y"} {
-		if _, err := Target(bad); err == nil {
-			t.Errorf("Target(%q) succeeded, want ErrTarget", bad)
-		}
-	}
-}
-
 // TestAllowedDoesNotAllocate checks the hot path.
 func TestAllowedDoesNotAllocate(t *testing.T) {
 	r := Parse([]byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/open\nDisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n"))
 	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1"} {
 		for _, token := range []string{"ExampleBot", "Other"} {
-			if n := testing.AllocsPerRun(100, func() { r.Allowed(token, path) }); n != 0 {
-				t.Errorf("Allowed(%q, %q) allocates %v times", token, path, n)
+			if n := testing.AllocsPerRun(100, func() { r.Allowed(path, token) }); n != 0 {
+				t.Errorf("Allowed(%q, %q) allocates %v times", path, token, n)
 			}
 		}
 	}
@@ -258,7 +271,7 @@ func TestRealFiles(t *testing.T) {
 		r := Parse(Truncate(data, MaxSize))
 		for _, p := range []string{"/", "/search?q=1", "/a/b/c.html", "/wp-admin/"} {
 			r.Decide(p, "Googlebot")
-			r.Allowed("*", p)
+			r.Allowed(p, "*")
 		}
 	}
 }
@@ -281,8 +294,43 @@ func TestAllowedAllocationBound(t *testing.T) {
 	r := Parse([]byte("User-agent: *\nDisallow: /*.pdf$\n"))
 	for _, n := range []int{10, 256, 257, 2048} {
 		path := "/" + strings.Repeat("a/b", n)[:n-1]
-		if got := testing.AllocsPerRun(20, func() { r.Allowed("bot", path) }); got != 0 {
+		if got := testing.AllocsPerRun(20, func() { r.Allowed(path, "bot") }); got != 0 {
 			t.Errorf("Allowed on a %d-byte path allocates %v times", len(path), got)
 		}
+	}
+}
+
+// TestDecideResolves checks that a request is refused when a form that
+// servers serve for it is (DESIGN.md, "What is decided"), that the
+// explanation names that form, and that the literal reading does not.
+func TestDecideResolves(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /private\n"))
+	tests := []struct {
+		uri, resolved string
+		allowed       bool
+	}{
+		{"/public/../private/x", "/private/x", false},
+		{"/public/%2e%2E/private", "/private", false},
+		{"//private/x", "/private/x", false},
+		{"/a//..//private", "/private", false},
+		{"/a/.//../private", "/private", false},
+		{"/public/./x", "", true},
+		{"/private/../public", "", false},
+		{"/a/b?q=/../private", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.uri, func(t *testing.T) {
+			d := r.Decide(tt.uri, "bot")
+			if d.Allowed != tt.allowed || d.Resolved != tt.resolved {
+				t.Errorf("Decide = %+v, want allowed=%v resolved=%q", d, tt.allowed, tt.resolved)
+			}
+			if got := r.Allowed(tt.uri, "bot"); got != tt.allowed {
+				t.Errorf("Allowed = %v, want %v", got, tt.allowed)
+			}
+			literal := !strings.HasPrefix(tt.uri, "/private")
+			if got := r.Agent("bot").AllowedLiteral(tt.uri); got != literal {
+				t.Errorf("AllowedLiteral = %v, want %v", got, literal)
+			}
+		})
 	}
 }

@@ -126,16 +126,11 @@ func verdict(allowed bool) string {
 	return "disallowed"
 }
 
-// why explains d in a disagreement line, pointing at the deciding rule as
-// FILE:LINE so that editors can jump to it.
+// why explains d in a disagreement line with policy's reason, pointing at
+// the deciding rule as FILE:LINE too, so that editors can jump to it.
 func why(d policy.Decision, robotsName string) string {
-	switch {
-	case d.Matched:
-		return "by " + d.Rule.Directive() + " at " + robotsName + ":" + strconv.Itoa(d.Rule.Line)
-	case d.Path == "/robots.txt":
-		return "(/robots.txt is always allowed)"
-	case d.Token == "":
-		return "(no group applies to this crawler)"
+	if d.Matched {
+		return d.Reason() + ", " + robotsName + ":" + strconv.Itoa(d.Rule.Line)
 	}
-	return "(no rule matched)"
+	return "(" + d.Reason() + ")"
 }

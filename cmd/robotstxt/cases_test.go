@@ -49,11 +49,11 @@ func TestCasesSuitesPass(t *testing.T) {
 // failingOut is what cases prints for the suite in testdata/cli/failing.
 func failingOut(dir string) string {
 	csv, robots := dir+"/cases.csv", dir+"/robots.txt"
-	return csv + ":3: ExampleBot /private/open: expected disallowed, got allowed by Allow: /private/open at " + robots + ":3\n" +
+	return csv + ":3: ExampleBot /private/open: expected disallowed, got allowed by Allow: /private/open (line 3), " + robots + ":3\n" +
 		csv + ":4: ExampleBot /public: expected disallowed, got allowed (no rule matched)\n" +
-		csv + ":5: ExampleBot ftp://example.com/x: expected allowed, but the URL cannot be read: policy: not a path or an http(s) URL\n" +
+		csv + ":5: ExampleBot ftp://example.com/x: expected allowed, but the URL cannot be read: not a path or an http(s) URL\n" +
 		csv + ":6: ExampleBot /robots.txt: expected disallowed, got allowed (/robots.txt is always allowed)\n" +
-		csv + ":7: OtherBot /private: expected disallowed, got allowed (no group applies to this crawler)\n" +
+		csv + ":7: OtherBot /private: expected disallowed, got allowed (no group names this crawler and there is no * group)\n" +
 		"1 passed, 5 failed\n"
 }
 

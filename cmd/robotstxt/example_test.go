@@ -19,7 +19,6 @@ func Example_test() {
 	//   warning: line 8: Disallow pattern "/two words" contains a space; ignored
 	// ALLOWED     /robots.txt
 	//   /robots.txt is always allowed
-	//   warning: line 8: Disallow pattern "/two words" contains a space; ignored
 }
 
 // The lint command prints every warning as FILE:LINE: message, and fails
@@ -39,11 +38,11 @@ func Example_cases() {
 	status := run([]string{"cases", "../../testdata/cli/failing"}, nil, os.Stdout, os.Stderr)
 	fmt.Println("exit status", status)
 	// Output:
-	// ../../testdata/cli/failing/cases.csv:3: ExampleBot /private/open: expected disallowed, got allowed by Allow: /private/open at ../../testdata/cli/failing/robots.txt:3
+	// ../../testdata/cli/failing/cases.csv:3: ExampleBot /private/open: expected disallowed, got allowed by Allow: /private/open (line 3), ../../testdata/cli/failing/robots.txt:3
 	// ../../testdata/cli/failing/cases.csv:4: ExampleBot /public: expected disallowed, got allowed (no rule matched)
-	// ../../testdata/cli/failing/cases.csv:5: ExampleBot ftp://example.com/x: expected allowed, but the URL cannot be read: policy: not a path or an http(s) URL
+	// ../../testdata/cli/failing/cases.csv:5: ExampleBot ftp://example.com/x: expected allowed, but the URL cannot be read: not a path or an http(s) URL
 	// ../../testdata/cli/failing/cases.csv:6: ExampleBot /robots.txt: expected disallowed, got allowed (/robots.txt is always allowed)
-	// ../../testdata/cli/failing/cases.csv:7: OtherBot /private: expected disallowed, got allowed (no group applies to this crawler)
+	// ../../testdata/cli/failing/cases.csv:7: OtherBot /private: expected disallowed, got allowed (no group names this crawler and there is no * group)
 	// 1 passed, 5 failed
 	// exit status 1
 }

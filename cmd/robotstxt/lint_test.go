@@ -116,3 +116,46 @@ func TestLintPastMaxSize(t *testing.T) {
 		t.Errorf("exit status %d, stdout %q, stderr %q; want 1 and %q", status, stdout, stderr, want)
 	}
 }
+
+// TestLintLenientReadings checks that lint shows, on their lines, the
+// warnings of the lines that RFC 9309 and Google's parser read leniently
+// or as groups matching no crawler: the suites of testdata/conformance
+// that check how those lines decide.
+func TestLintLenientReadings(t *testing.T) {
+	const dir = "../../testdata/conformance/"
+	tests := []struct {
+		suite string
+		want  []string // LINE: message, as lint prints them after FILE:
+	}{
+		{"user-agent-no-token", []string{`3: User-agent "* (everyone else)" read as "*"`}},
+		{"user-agent-no-token-groups", []string{
+			`3: User-agent "ü-bot" has no product token; its group applies to no crawler`,
+			`5: User-agent "*bot" has no product token; its group applies to no crawler`,
+			`7: empty User-agent names no crawler; its group applies to none`,
+		}},
+		{"no-colon-lines", []string{
+			`1: no colon: "user-agent bot4" read as "user-agent: bot4"`,
+			`2: no colon: "Disallow /x" read as "disallow: /x"`,
+			`3: no colon: "Dissallow\t/typo" read as "disallow: /typo"`,
+			`4: no colon: "Crawl-delay 3" read as "crawl-delay: 3"`,
+			`7: no colon: not a robots.txt line; ignored`,
+			`8: no colon: not a robots.txt line; ignored`,
+			`9: no colon: "Disallow /v" read as "disallow: /v"`,
+		}},
+		{"crawl-delay-malformed-no-split", []string{`2: Crawl-delay "soon" is not a number of seconds; ignored`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.suite, func(t *testing.T) {
+			file := dir + tt.suite + "/robots.txt"
+			status, stdout, stderr := runCLI(t, "", "lint", file)
+			var want strings.Builder
+			for _, w := range tt.want {
+				want.WriteString(file + ":" + w + "\n")
+			}
+			check(t, status, stdout, stderr, 1, nil, nil)
+			if stdout != want.String() {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want.String())
+			}
+		})
+	}
+}

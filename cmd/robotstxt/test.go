@@ -95,25 +95,13 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 	}
 }
 
-// explain says why d was decided as it was.
+// explain says why d was decided as it was: policy's reason, and the
+// groups that were consulted.
 func explain(d report.Decision, tokens []string) string {
-	switch {
-	case d.Rule != nil:
-		return "by " + directive(*d.Rule) + " (line " + strconv.Itoa(d.Rule.Line) + ") " + groupsPhrase(d, tokens)
-	case d.Path == "/robots.txt":
-		return "/robots.txt is always allowed"
-	case d.Token == "":
-		return "no group applies: none names " + strings.Join(tokens, ", ") + " and there is no * group"
+	if len(d.Groups) == 0 {
+		return d.Why
 	}
-	return "no rule matched " + groupsPhrase(d, tokens)
-}
-
-// directive writes r as in the file: "Disallow: /private".
-func directive(r report.Rule) string {
-	if r.Type == "allow" {
-		return "Allow: " + r.Pattern
-	}
-	return "Disallow: " + r.Pattern
+	return d.Why + " " + groupsPhrase(d, tokens)
 }
 
 // maxSpans is how many groups groupsPhrase lists by their lines; a file

@@ -77,7 +77,7 @@ func TestTest(t *testing.T) {
 			name:    "no group applies without a * group",
 			stdin:   "User-agent: ExampleBot\nDisallow: /\n",
 			args:    []string{"-robots", "-", "-agent", "OtherBot", "/x"},
-			wantOut: []string{"ALLOWED     /x\n  no group applies: none names OtherBot and there is no * group\n"},
+			wantOut: []string{"ALLOWED     /x\n  no group names this crawler and there is no * group\n"},
 		},
 		{
 			name:    "flags may follow the URLs",

@@ -75,17 +75,17 @@ func (r *report) robots(info robots.RobotsInfo, token string) {
 
 // groups says which groups of p the crawler follows and which it ignores.
 func (r *report) groups(p *policy.Robots, token string) {
-	d := p.Decide("/", token)
+	a := p.Agent(token)
 	var follows, ignores []string
 	for i, g := range p.Groups() {
 		desc := fmt.Sprintf("%-12s User-agent: %s", lines(g), strings.Join(g.Agents, ", "))
-		if slices.Contains(d.Groups, i) {
+		if slices.Contains(a.Groups(), i) {
 			follows = append(follows, desc)
 		} else {
 			ignores = append(ignores, desc)
 		}
 	}
-	switch d.Token {
+	switch a.Token() {
 	case "":
 		r.printf("  No group names %s and there is no \"*\" group: every URL is allowed.\n", token)
 	case "*":
@@ -99,7 +99,7 @@ func (r *report) groups(p *policy.Robots, token string) {
 	if len(ignores) == 0 {
 		return
 	}
-	if d.Token != "*" && d.Token != "" {
+	if a.Token() != "*" && a.Token() != "" {
 		r.printf("  A group naming a crawler replaces the \"*\" group for it (RFC 9309\n" +
 			"  section 2.2.1), so these do not apply:\n")
 	} else {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -85,12 +86,12 @@ func Run(r *policy.Robots, cs []Case) []Result {
 	out := make([]Result, len(cs))
 	for i, c := range cs {
 		out[i].Case = c
-		path, err := policy.Target(c.URL)
+		path, err := target.Target(c.URL)
 		if err != nil {
 			out[i].Err = err
 			continue
 		}
-		out[i].Decision = r.DecideRequest(path, c.Agent)
+		out[i].Decision = r.Decide(path, c.Agent)
 	}
 	return out
 }

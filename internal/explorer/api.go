@@ -203,14 +203,14 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	d := rb.Decide("/", req.Agents...)
+	agent := rb.Agent(req.Agents...)
 	resp := decideResponse{
 		fileReport: describe(rb),
-		Token:      d.Token,
-		Selected:   make([]report.Group, 0, len(d.Groups)),
+		Token:      agent.Token(),
+		Selected:   make([]report.Group, 0, len(agent.Groups())),
 		Decisions:  make([]report.Decision, 0, len(req.URLs)),
 	}
-	for _, gi := range d.Groups {
+	for _, gi := range agent.Groups() {
 		resp.Selected = append(resp.Selected, resp.Groups[gi])
 	}
 	for _, u := range req.URLs {

@@ -5,6 +5,7 @@ package report
 import (
 	"sort"
 
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -37,24 +38,27 @@ type Decision struct {
 	Rule     *Rule     `json:"rule,omitempty"`  // nil when no rule matched
 	Token    string    `json:"token,omitempty"` // token whose groups applied; "*" for the fallback
 	Groups   []Group   `json:"groups"`
-	Reason   string    `json:"reason"`
+	Reason   string    `json:"reason"`             // the verdict and why, policy.Decision.String
+	Why      string    `json:"-"`                  // why alone, policy.Decision.Reason
 	Warnings []Warning `json:"warnings,omitempty"` // warnings on the lines involved
 	Error    string    `json:"error,omitempty"`    // the URL could not be read
 }
 
 // Decide decides rawURL (a path or an http(s) URL) for tokens as the
-// transport would (see policy.Robots.DecideRequest) and explains the outcome, with the warnings of the lines involved: the deciding rule
-// and the groups that applied.
+// transport would (see policy.Robots.Decide) and explains the outcome,
+// with the warnings of the lines involved: the deciding rule and the
+// groups that applied.
 func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 	out := Decision{URL: rawURL, Groups: []Group{}}
-	path, err := policy.Target(rawURL)
+	path, err := target.Target(rawURL)
 	if err != nil {
 		out.Error = err.Error()
-		out.Reason = err.Error()
+		out.Reason, out.Why = out.Error, out.Error
 		return out
 	}
-	d := r.DecideRequest(path, tokens...)
-	out.Path, out.Resolved, out.Allowed, out.Token, out.Reason = d.Path, d.Resolved, d.Allowed, d.Token, d.String()
+	d := r.Decide(path, tokens...)
+	out.Path, out.Resolved, out.Allowed, out.Token = d.Path, d.Resolved, d.Allowed, d.Token
+	out.Reason, out.Why = d.String(), d.Reason()
 	if d.Matched {
 		out.Rule = ruleOf(d.Rule)
 	}

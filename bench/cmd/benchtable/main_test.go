@@ -17,20 +17,28 @@ goos: linux
 goarch: amd64
 pkg: github.com/crawlkit/robots/bench
 cpu: Test CPU
-BenchmarkParse/corpus/ours-2 10 100 ns/op 20.00 MB/s 50 B/op 5 allocs/op
-BenchmarkParse/corpus/ours-2 10 300 ns/op 10.00 MB/s 50 B/op 5 allocs/op
-BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 60 B/op 6 allocs/op
-BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 60 B/op 6 allocs/op
-BenchmarkParse/typical/ours-2 10 100 ns/op 1 B/op 1 allocs/op
-BenchmarkParse/typical/peer-2 10 150 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/corpus/ours-2 10 100 ns/op 20.00 MB/s 2.5 held/byte 3000 heldB/file 50 B/op 5 allocs/op
+BenchmarkParse/corpus/ours-2 10 300 ns/op 10.00 MB/s 2.5 held/byte 5000 heldB/file 50 B/op 5 allocs/op
+BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 4 held/byte 6000 heldB/file 60 B/op 6 allocs/op
+BenchmarkParse/corpus/peer-2 10 400 ns/op 5.00 MB/s 4 held/byte 6000 heldB/file 60 B/op 6 allocs/op
+BenchmarkParse/typical/ours-2 10 100 ns/op 3.5 held/byte 1 B/op 1 allocs/op
+BenchmarkParse/typical/peer-2 10 150 ns/op 13 held/byte 1 B/op 1 allocs/op
+BenchmarkParse/oracle/ours-2 10 100 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/oracle/peer-2 10 300 ns/op 1 B/op 1 allocs/op
 BenchmarkParse/rules20k/ours-2 10 100 ns/op 1 B/op 1 allocs/op
 BenchmarkParse/rules20k/peer-2 10 90 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/wild20k/ours-2 10 100 ns/op 1 B/op 1 allocs/op
+BenchmarkParse/wild20k/peer-2 10 90 ns/op 1 B/op 1 allocs/op
 BenchmarkDecide/corpus/ours-2 10 20 ns/op 0 B/op 0 allocs/op
 BenchmarkDecide/corpus/peer-2 10 2000 ns/op 16 B/op 1 allocs/op
 BenchmarkDecide/typical/ours-2 10 12.5 ns/op 0 B/op 0 allocs/op
 BenchmarkDecide/typical/peer-2 10 1234567 ns/op 16 B/op 1 allocs/op
 BenchmarkDecide/rules20k/ours-2 10 50 ns/op 0 B/op 0 allocs/op
 BenchmarkDecide/rules20k/peer-2 10 9000 ns/op 16 B/op 1 allocs/op
+BenchmarkDecide/oracle/ours-2 10 50 ns/op 0 B/op 0 allocs/op
+BenchmarkDecide/oracle/peer-2 10 9000 ns/op 16 B/op 1 allocs/op
+BenchmarkDecide/wild20k/ours-2 10 250 ns/op 0 B/op 1 allocs/op
+BenchmarkDecide/wild20k/peer-2 10 9000 ns/op 16 B/op 1 allocs/op
 PASS
 ok  	github.com/crawlkit/robots/bench	1.0s
 `
@@ -151,12 +159,16 @@ func TestWriteComparison(t *testing.T) {
 	table := b.String()
 	for _, tc := range []struct{ name, want string }{
 		{"header names the configuration", "Medians of 2 runs on 2026-01-02, library at 0123abc; 2 cores, cpu Test CPU, linux/amd64."},
-		{"rows put ours and peer side by side with the ratio", "| Parse/corpus | 200 | 400 | 2.00× | 50 | 60 | 5 | 6 | 15.00 | 5.00 |"},
-		{"large values group thousands and missing units show a dash", "| Decide/typical | 12.5 | 1,234,567 | 98765× | 0 | 16 | 0 | 1 | — | — |"},
+		{"rows put ours and peer side by side with the ratio and what is held", "| Parse/corpus | 200 | 400 | 2.00× | 50 | 60 | 5 | 6 | 15.00 | 5.00 | 4,000 | 6,000 | 2.50 | 4.00 |"},
+		{"large values group thousands and missing units show a dash", "| Decide/typical | 12.5 | 1,234,567 | 98765× | 0 | 16 | 0 | 1 | — | — | — | — | — | — |"},
 		{"decision speed target is met at 10× or more", "| a decision on a typical file is at least 10× faster than the peer's | met | peer/ours 98765× (1 of 1) |"},
-		{"allocation target lists every decision benchmark", "| met | Decide/corpus 0, Decide/typical 0, Decide/rules20k 0 allocs/op |"},
-		{"parse target is missed when one parse is slower", "| parsing is at least as fast as the peer's | **missed** | Parse/corpus peer/ours 2.00× (2 of 2), Parse/typical peer/ours 1.50× (1 of 1), Parse/rules20k peer/ours 0.90× (0 of 1) |"},
-		{"large-file target compares with the typical decision", "takes at most 10× a typical one | met | rules20k/typical 4.00× (1 of 1) |"},
+		{"allocation target lists every decision benchmark and misses on one", "| **missed** | Decide/corpus 0, Decide/typical 0, Decide/oracle 0, Decide/rules20k 0, Decide/wild20k 1 allocs/op |"},
+		{"corpus parse target is missed below 3×", "| parsing the corpus is at least 3× as fast as the peer | **missed** | peer/ours 2.00× (1 of 2) |"},
+		{"oracle parse target is met at 2× or more", "| parsing docs.oracle.com is at least 2× as fast as the peer | met | peer/ours 3.00× (1 of 1) |"},
+		{"allocation count is compared with the count before", "fewer allocations than before issue 10 (376,392) | met | allocs/op 5 (2 of 2) |"},
+		{"held memory of a typical file is missed above 3×", "at most 3× its size in memory | **missed** | held/size 3.50 (0 of 1) |"},
+		{"held memory of the corpus is compared with the peer's", "less memory than the peer's | met | ours/peer 0.67× (2 of 2) |"},
+		{"large-file targets compare with the typical decision", "takes at most 10× a typical one | **missed** | rules20k/typical 4.00× (1 of 1), wild20k/typical 20.0× (0 of 1) |"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(table, tc.want) {

@@ -46,11 +46,12 @@ func writeComparison(b *strings.Builder, res *results) error {
 		runs, or(res.config["date"]), or(res.config["library"]), or(res.config["cores"]),
 		or(res.config["cpu"]), or(res.config["goos"]), or(res.config["goarch"]))
 	b.WriteString("Ratio is peer ns/op ÷ ours ns/op: above 1, ours is faster.\n\n")
-	b.WriteString("| benchmark | ns/op ours | ns/op peer | ratio | B/op ours | B/op peer | allocs/op ours | allocs/op peer | MB/s ours | MB/s peer |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("Held is the heap a parsed file keeps after one decision, per file and per byte of the files.\n\n")
+	b.WriteString("| benchmark | ns/op ours | ns/op peer | ratio | B/op ours | B/op peer | allocs/op ours | allocs/op peer | MB/s ours | MB/s peer | held B/file ours | held B/file peer | held/size ours | held/size peer |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, p := range pairs {
 		b.WriteString("| " + p.base)
-		for _, unit := range []string{"ns/op", "ratio", "B/op", "allocs/op", "MB/s"} {
+		for _, unit := range []string{"ns/op", "ratio", "B/op", "allocs/op", "MB/s", "heldB/file", "held/byte"} {
 			if unit == "ratio" {
 				o, _ := res.median(p.ours, "ns/op")
 				q, _ := res.median(p.peer, "ns/op")
@@ -89,7 +90,7 @@ func formatValue(v float64, unit string) string {
 		return "−" + formatValue(-v, unit)
 	}
 	switch {
-	case unit == "MB/s" || v < 10 && v != float64(int64(v)):
+	case unit == "MB/s" || unit == "held/byte" || v < 10 && v != float64(int64(v)):
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case v < 100 && v != float64(int64(v)):
 		return strconv.FormatFloat(v, 'f', 1, 64)

@@ -32,6 +32,10 @@ type target struct {
 	check func(res *results) (verdict, string, error)
 }
 
+// allocsBefore is the allocations of one parse of the corpus before issue
+// 10 (library at 936594e), which the parser must stay under.
+const allocsBefore = 376392
+
 var targets = []target{
 	{"a decision on a typical file is at least 10× faster than the peer's", func(res *results) (verdict, string, error) {
 		return checkRatio(res, "Decide/typical"+peerSuffix, "Decide/typical"+oursSuffix, "peer/ours ", func(r float64) bool { return r >= 10 })
@@ -39,7 +43,7 @@ var targets = []target{
 	{"a decision allocates nothing for ASCII paths", func(res *results) (verdict, string, error) {
 		v := met
 		var parts []string
-		for _, base := range []string{"Decide/corpus", "Decide/typical", "Decide/rules20k"} {
+		for _, base := range []string{"Decide/corpus", "Decide/typical", "Decide/oracle", "Decide/rules20k", "Decide/wild20k"} {
 			k, err := res.only(base + oursSuffix)
 			if err != nil {
 				return 0, "", err
@@ -55,11 +59,34 @@ var targets = []target{
 		}
 		return v, strings.Join(parts, ", ") + " allocs/op", nil
 	}},
-	{"parsing is at least as fast as the peer's", func(res *results) (verdict, string, error) {
+	{"parsing the corpus is at least 3× as fast as the peer", func(res *results) (verdict, string, error) {
+		return checkRatio(res, "Parse/corpus"+peerSuffix, "Parse/corpus"+oursSuffix, "peer/ours ", func(r float64) bool { return r >= 3 })
+	}},
+	{"parsing docs.oracle.com is at least 2× as fast as the peer", func(res *results) (verdict, string, error) {
+		return checkRatio(res, "Parse/oracle"+peerSuffix, "Parse/oracle"+oursSuffix, "peer/ours ", func(r float64) bool { return r >= 2 })
+	}},
+	{"parsing the corpus makes fewer allocations than before issue 10 (376,392)", func(res *results) (verdict, string, error) {
+		return checkValue(res, "Parse/corpus"+oursSuffix, "allocs/op", "allocs/op ", func(v float64) bool { return v < allocsBefore })
+	}},
+	{"a parsed typical file holds at most 3× its size in memory", func(res *results) (verdict, string, error) {
+		return checkValue(res, "Parse/typical"+oursSuffix, "held/byte", "held/size ", func(v float64) bool { return v <= 3 })
+	}},
+	{"the parsed corpus holds less memory than the peer's", func(res *results) (verdict, string, error) {
+		n, d, err := pair(res, "Parse/corpus"+oursSuffix, "Parse/corpus"+peerSuffix)
+		if err != nil {
+			return 0, "", err
+		}
+		o, err := compare(res, n, d, "heldB/file", quotient, func(r float64) bool { return r < 1 })
+		if err != nil {
+			return 0, "", err
+		}
+		return o.verdict, "ours/peer " + formatRatio(o.value) + o.rounds(), nil
+	}},
+	{"a decision on either 20,000-rule file takes at most 10× a typical one", func(res *results) (verdict, string, error) {
 		worst := met
 		var parts []string
-		for _, base := range []string{"Parse/corpus", "Parse/typical", "Parse/rules20k"} {
-			v, detail, err := checkRatio(res, base+peerSuffix, base+oursSuffix, base+" peer/ours ", func(r float64) bool { return r >= 1 })
+		for _, name := range []string{"rules20k", "wild20k"} {
+			v, detail, err := checkRatio(res, "Decide/"+name+oursSuffix, "Decide/typical"+oursSuffix, name+"/typical ", func(r float64) bool { return r <= 10 })
 			if err != nil {
 				return 0, "", err
 			}
@@ -68,9 +95,43 @@ var targets = []target{
 		}
 		return worst, strings.Join(parts, ", "), nil
 	}},
-	{"a decision on the 20,000-rule file takes at most 10× a typical one", func(res *results) (verdict, string, error) {
-		return checkRatio(res, "Decide/rules20k"+oursSuffix, "Decide/typical"+oursSuffix, "rules20k/typical ", func(r float64) bool { return r <= 10 })
-	}},
+}
+
+// checkValue checks the median and every round of one benchmark in unit
+// with ok.
+func checkValue(res *results, name, unit, label string, ok func(float64) bool) (verdict, string, error) {
+	k, err := res.only(name)
+	if err != nil {
+		return 0, "", err
+	}
+	m, found := res.median(k, unit)
+	if !found {
+		return 0, "", fmt.Errorf("no %s for %s", unit, name)
+	}
+	o := outcome{value: m}
+	for _, v := range res.samples[k][unit] {
+		o.total++
+		if ok(v) {
+			o.meeting++
+		}
+	}
+	switch {
+	case !ok(m):
+		o.verdict = missed
+	case 3*o.meeting < 2*o.total:
+		o.verdict = noisy
+	}
+	return o.verdict, label + formatValue(m, unit) + o.rounds(), nil
+}
+
+// pair returns the keys of benchmarks a and b, each at one GOMAXPROCS.
+func pair(res *results, a, b string) (benchKey, benchKey, error) {
+	ka, err := res.only(a)
+	if err != nil {
+		return benchKey{}, benchKey{}, err
+	}
+	kb, err := res.only(b)
+	return ka, kb, err
 }
 
 // writeTargets writes the verdict on every target as a markdown table.

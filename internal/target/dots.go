@@ -1,4 +1,4 @@
-package policy
+package target
 
 import "strings"
 
@@ -66,4 +66,42 @@ func dotSegment(s string) string {
 		return d
 	}
 	return ""
+}
+
+// Alternates returns the forms of requestURI other than itself that a
+// server may serve for it (DESIGN.md, "What is decided"): resolved, its
+// path with dot segments resolved, and merged, its path with runs of
+// slashes merged into one and then dot segments resolved. Each is "" when
+// it is no different from requestURI or from resolved, as for most paths,
+// which cost no copy.
+func Alternates(requestURI string) (resolved, merged string) {
+	if !strings.HasPrefix(requestURI, "/") {
+		return "", ""
+	}
+	path := requestURI
+	if i := strings.IndexByte(requestURI, '?'); i >= 0 {
+		path = requestURI[:i]
+	}
+	if !strings.Contains(path, "//") {
+		resolved, _ = ResolveDots(requestURI)
+		return resolved, ""
+	}
+	resolved, _ = ResolveDots(requestURI)
+	var b strings.Builder
+	b.Grow(len(requestURI))
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && i > 0 && path[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(path[i])
+	}
+	b.WriteString(requestURI[len(path):])
+	merged = b.String()
+	if r, ok := ResolveDots(merged); ok {
+		merged = r
+	}
+	if merged == requestURI || merged == resolved {
+		merged = ""
+	}
+	return resolved, merged
 }

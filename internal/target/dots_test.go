@@ -1,0 +1,95 @@
+package target
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestResolveDots checks dot-segment removal (RFC 3986 section 5.2.4).
+func TestResolveDots(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/a/b/../c", "/a/c"},
+		{"/a/..", "/"},
+		{"/..", "/"},
+		{"/a/./b/.", "/a/b/"},
+		{"/a/%2E%2e/b?q=/../x", "/b?q=/../x"},
+		{"/a/b", ""},
+		{"/a/...", ""},
+		{"*", ""},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := ResolveDots(tc.in)
+			if ok != (tc.want != "") || got != tc.want {
+				t.Errorf("ResolveDots = %q, %v; want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzResolveDots checks that a resolved path starts with "/" and has no
+// dot segment left, in any spelling.
+func FuzzResolveDots(f *testing.F) {
+	for _, s := range []string{"/a/../b", "/%2e%2E/x?y", "/./", "/a/b/..", "/..%2f/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		got, ok := ResolveDots(uri)
+		if !ok {
+			return
+		}
+		path, _, _ := strings.Cut(got, "?")
+		if !strings.HasPrefix(path, "/") {
+			t.Fatalf("ResolveDots(%q) = %q, not a path", uri, got)
+		}
+		for _, seg := range strings.Split(path[1:], "/") {
+			if dotSegment(seg) != "" {
+				t.Fatalf("ResolveDots(%q) = %q keeps dot segment %q", uri, got, seg)
+			}
+		}
+	})
+}
+
+// TestAlternates checks the forms a server may serve besides the one sent.
+func TestAlternates(t *testing.T) {
+	for _, tc := range []struct{ in, resolved, merged string }{
+		{"/a/b?x=//y", "", ""},
+		{"/a/../b", "/b", ""},
+		{"//private/x", "", "/private/x"},
+		{"/a//b?q=//", "", "/a/b?q=//"},
+		{"/a//../b", "/a/b", "/b"},
+		{"/a/./b//c", "/a/b//c", "/a/b/c"},
+		{"*", "", ""},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			resolved, merged := Alternates(tc.in)
+			if resolved != tc.resolved || merged != tc.merged {
+				t.Errorf("Alternates = %q, %q; want %q, %q", resolved, merged, tc.resolved, tc.merged)
+			}
+		})
+	}
+}
+
+// TestIsRobotsTxt checks that /robots.txt is recognised on its normalised
+// path, whatever its query.
+func TestIsRobotsTxt(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"/robots.txt", true},
+		{"/robots.txt?x=1", true},
+		{"/%72obots.txt", true},
+		{"/robots.txt#top", true},
+		{"/robots.txt/", false},
+		{"/Robots.txt", false},
+		{"/robots.txt%3Fx", false},
+		{"/robots.txtx", false},
+		{"/" + strings.Repeat("%2F", 20), false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := IsRobotsTxt(tc.in); got != tc.want {
+				t.Errorf("IsRobotsTxt(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,246 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawlkit/robots/internal/norm"
+	"github.com/crawlkit/robots/match"
+)
+
+// selection is the merged rule set of every group naming one token. Its
+// rule index is built when a crawler first consults it: most groups of
+// most files name crawlers other than the one asking, and are never
+// indexed.
+type selection struct {
+	owner    *Robots
+	groups   []int
+	delay    time.Duration
+	hasDelay bool
+
+	// idx is nil until the first decision. Goroutines that find it nil
+	// at the same time each build an index and the first to store its
+	// own wins, so a decision takes no lock, before or after the build.
+	idx atomic.Pointer[ruleIndex]
+}
+
+// ruleIndex is the rule set of a selection, built by selection.index.
+type ruleIndex struct {
+	rules []Rule // parallel to set's rules
+	set   *match.Set
+}
+
+// agentEntry names the selection of one lower-cased product token.
+type agentEntry struct {
+	token string
+	sel   *selection
+}
+
+// index returns the selection's rule set, building it on first use.
+func (s *selection) index() *ruleIndex {
+	if x := s.idx.Load(); x != nil {
+		return x
+	}
+	x := s.build()
+	if s.idx.CompareAndSwap(nil, x) {
+		return x
+	}
+	return s.idx.Load()
+}
+
+func (s *selection) build() *ruleIndex {
+	x := &ruleIndex{}
+	if len(s.groups) == 1 {
+		// Nothing to merge: share the group's own immutable slice.
+		x.rules = s.owner.groups[s.groups[0]].Rules
+	} else {
+		n := 0
+		for _, gi := range s.groups {
+			n += len(s.owner.groups[gi].Rules)
+		}
+		x.rules = make([]Rule, 0, n)
+		for _, gi := range s.groups {
+			x.rules = append(x.rules, s.owner.groups[gi].Rules...)
+		}
+	}
+	compiled := make([]match.Rule, len(x.rules))
+	for i, r := range x.rules {
+		// Parse kept only patterns that compile; were one not to, its
+		// zero Pattern would match nothing.
+		p, _ := match.Compile(r.Pattern)
+		compiled[i] = match.Rule{Pattern: p, Allow: r.Allow}
+	}
+	x.set = match.NewSet(compiled)
+	return x
+}
+
+// index merges, for every product token, the groups that name it (RFC 9309
+// section 2.2.1) into one selection per distinct set of groups. A token is
+// lower-cased in one buffer shared by all of them, and a token naming one
+// group, the common case, shares its group list with the other tokens.
+func (r *Robots) index() {
+	type named struct {
+		token     string
+		off, n    int // where the lower-cased token is in lowered
+		group     int
+		lowercase bool // token needs no lower-casing
+	}
+	var (
+		pairs   []named
+		lowered []byte
+		star    []int
+	)
+	for i, g := range r.groups {
+		for _, a := range g.Agents {
+			switch {
+			case a == "*":
+				if len(star) == 0 || star[len(star)-1] != i {
+					star = append(star, i)
+				}
+			case a == "" || ProductToken(a) != a:
+				// A value without a product token names no crawler.
+			case norm.Lower(a) == a:
+				pairs = append(pairs, named{token: a, group: i, lowercase: true})
+			default:
+				pairs = append(pairs, named{off: len(lowered), n: len(a), group: i})
+				lowered = norm.AppendLower(lowered, a)
+			}
+		}
+	}
+	if len(lowered) > 0 {
+		all := string(lowered)
+		for k := range pairs {
+			if !pairs[k].lowercase {
+				pairs[k].token = all[pairs[k].off : pairs[k].off+pairs[k].n]
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b named) int {
+		if c := strings.Compare(a.token, b.token); c != 0 {
+			return c
+		}
+		return a.group - b.group
+	})
+	pairs = slices.CompactFunc(pairs, func(a, b named) bool { return a.token == b.token && a.group == b.group })
+
+	// First give every distinct list of groups a selection number, then
+	// make the selections in one slice of exactly that many.
+	var (
+		lists   [][]int // the groups of selection i
+		single  = make([]int32, len(r.groups))
+		entries []int32 // per distinct token, its selection
+		tokens  []string
+		ids     []int // group numbers 0..n-1, shared by single-group lists
+	)
+	for i := range single {
+		single[i] = -1
+	}
+	singleOf := func(gi int) int32 {
+		if single[gi] < 0 {
+			if ids == nil {
+				ids = make([]int, len(r.groups))
+				for i := range ids {
+					ids[i] = i
+				}
+			}
+			single[gi] = int32(len(lists))
+			lists = append(lists, ids[gi:gi+1:gi+1])
+		}
+		return single[gi]
+	}
+	selectionOf := func(groups []int) int32 {
+		if len(groups) == 1 {
+			return singleOf(groups[0])
+		}
+		for i, l := range lists {
+			if slices.Equal(l, groups) {
+				return int32(i)
+			}
+		}
+		lists = append(lists, groups)
+		return int32(len(lists) - 1)
+	}
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j].token == pairs[i].token {
+			j++
+		}
+		tokens = append(tokens, pairs[i].token)
+		if j-i == 1 {
+			entries = append(entries, singleOf(pairs[i].group))
+		} else {
+			groups := make([]int, j-i)
+			for k := range groups {
+				groups[k] = pairs[i+k].group
+			}
+			entries = append(entries, selectionOf(groups))
+		}
+		i = j
+	}
+	starSel := int32(-1)
+	if star != nil {
+		starSel = selectionOf(star)
+	}
+	if len(lists) == 0 {
+		return
+	}
+	sels := make([]selection, len(lists))
+	for i, groups := range lists {
+		s := &sels[i]
+		s.owner, s.groups = r, groups
+		for _, gi := range groups {
+			if g := &r.groups[gi]; g.HasCrawlDelay && (!s.hasDelay || g.CrawlDelay > s.delay) {
+				s.delay, s.hasDelay = g.CrawlDelay, true
+			}
+		}
+	}
+	if len(tokens) > 0 {
+		r.agents = make([]agentEntry, len(tokens))
+		for i, t := range tokens {
+			r.agents[i] = agentEntry{token: t, sel: &sels[entries[i]]}
+		}
+	}
+	if starSel >= 0 {
+		r.star = &sels[starSel]
+	}
+}
+
+// lookup returns the selection for the first token that has a group, or
+// the "*" groups, with the token that chose it ("*" for the fallback).
+func (r *Robots) lookup(tokens []string) (*selection, string) {
+	if r == nil {
+		return nil, ""
+	}
+	for _, t := range tokens {
+		if t == "*" {
+			break
+		}
+		var buf [64]byte
+		if s := r.named(norm.AppendLower(buf[:0], t)); s != nil {
+			return s, t
+		}
+	}
+	if r.star == nil {
+		return nil, ""
+	}
+	return r.star, "*"
+}
+
+// named returns the selection of a lower-cased token, or nil.
+func (r *Robots) named(token []byte) *selection {
+	lo, hi := 0, len(r.agents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.agents[m].token < string(token) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(r.agents) && r.agents[lo].token == string(token) {
+		return r.agents[lo].sel
+	}
+	return nil
+}
