@@ -75,7 +75,7 @@ func dotSegment(s string) string {
 // it is no different from requestURI or from resolved, as for most paths,
 // which cost no copy.
 func Alternates(requestURI string) (resolved, merged string) {
-	if !strings.HasPrefix(requestURI, "/") {
+	if !strings.HasPrefix(requestURI, "/") || !mayResolve(requestURI) {
 		return "", ""
 	}
 	path := requestURI
@@ -104,4 +104,25 @@ func Alternates(requestURI string) (resolved, merged string) {
 		merged = ""
 	}
 	return resolved, merged
+}
+
+// afterSlash marks the octets that, right after a "/", may start a dot
+// segment ("." or an escaped "%2E") or a run of slashes.
+var afterSlash = [256]bool{'.': true, '/': true, '%': true}
+
+// mayResolve reports whether requestURI may have a dot segment or a run of
+// slashes. A slash in the query may answer true too, which the callers
+// check again. It looks only at the octet after each slash: paths have a
+// few slashes, so this costs a few IndexByte calls.
+func mayResolve(requestURI string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(requestURI[i:], '/')
+		if j < 0 || i+j+1 >= len(requestURI) {
+			return false
+		}
+		i += j + 1
+		if afterSlash[requestURI[i]] {
+			return true
+		}
+	}
 }
