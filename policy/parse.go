@@ -2,8 +2,10 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -63,6 +65,15 @@ type parser struct {
 	r       *Robots
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
+
+	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
+	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
+}
+
+// emptyRule is an "Allow:" or "Disallow:" line with no pattern.
+type emptyRule struct {
+	line, group int
+	allow       bool
 }
 
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
@@ -87,6 +98,7 @@ func Parse(data []byte) *Robots {
 		}
 		p.line(line, text)
 	}
+	p.noteEmpties()
 	p.r.lines = line
 	p.r.index()
 	return p.r
@@ -185,6 +197,7 @@ func (p *parser) agent(n int, value string) {
 	}
 	if p.cur < 0 || p.inRules {
 		p.r.groups = append(p.r.groups, Group{Line: n})
+		p.ruleLines = append(p.ruleLines, 0)
 		p.cur = len(p.r.groups) - 1
 		p.inRules = false
 	}
@@ -221,8 +234,9 @@ func (p *parser) rule(n int, allow bool, value string) {
 	}
 	g := &p.r.groups[p.cur]
 	p.inRules = true
+	p.ruleLines[p.cur]++
 	if value == "" {
-		p.warn(n, "empty %s matches nothing; ignored", kind)
+		p.empties = append(p.empties, emptyRule{line: n, group: p.cur, allow: allow})
 		return
 	}
 	pat, err := match.Compile(value)
@@ -241,6 +255,29 @@ func (p *parser) rule(n int, allow bool, value string) {
 	}
 	g.Rules = append(g.Rules, Rule{Allow: allow, Pattern: value, Line: n})
 	g.compiled = append(g.compiled, match.Rule{Pattern: pat, Allow: allow})
+}
+
+// noteEmpties judges the empty rules once their groups are complete. An
+// empty Disallow is valid (RFC 9309 section 2.2.2 allows an empty
+// pattern): as its group's only rule it is the common way to allow
+// everything, and is not worth a word. Beside other rules, and an empty
+// Allow anywhere, it matches nothing, which is worth a Note. The notes
+// join the warnings in line order.
+func (p *parser) noteEmpties() {
+	if len(p.empties) == 0 {
+		return
+	}
+	for _, e := range p.empties {
+		switch {
+		case e.allow:
+			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
+				Message: "empty Allow matches nothing; it has no effect"})
+		case p.ruleLines[e.group] > 1:
+			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
+				Message: "empty Disallow disallows nothing; the group's other rules decide"})
+		}
+	}
+	slices.SortStableFunc(p.r.warnings, func(a, b Warning) int { return cmp.Compare(a.Line, b.Line) })
 }
 
 func (p *parser) crawlDelay(n int, value string) {
