@@ -130,6 +130,8 @@ func run(ctx context.Context, stdout io.Writer, clk clock) (result, error) {
 	// colly runs callbacks of different requests at once.
 	var mu sync.Mutex // protects res and stdout
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		// Its errors are colly's own filters (visited already, another
+		// domain); refusals come to OnError.
 		e.Request.Visit(e.Attr("href"))
 	})
 	c.OnResponse(func(r *colly.Response) {
