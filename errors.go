@@ -46,12 +46,13 @@ type DisallowedError struct {
 }
 
 // Error says which rule on which line refused the URL, or that the
-// origin's robots.txt is unreachable and when it is retried.
+// origin's robots.txt is unreachable and when it is retried. It leaves the
+// URL out: an http.Client wraps the error in a *url.Error that names it
+// already ("Get \"http://x/p\": robots: refused for ..."); the URL field
+// holds it for callers of RoundTrip and Check.
 func (e *DisallowedError) Error() string {
 	var b strings.Builder
-	b.WriteString("robots: ")
-	b.WriteString(e.URL)
-	b.WriteString(" refused for ")
+	b.WriteString("robots: refused for ")
 	b.WriteString(e.Token)
 	switch {
 	case e.Rule != nil:

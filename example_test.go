@@ -50,12 +50,12 @@ func ExampleTransport() {
 	var refused *robots.DisallowedError
 	if errors.Is(err, robots.ErrDisallowed) && errors.As(err, &refused) {
 		fmt.Println("refused for", refused.Token, "by", refused.Rule)
-		fmt.Println(strings.ReplaceAll(refused.Error(), site.URL, "http://site.example"))
+		fmt.Println(refused)
 	}
 	// Output:
 	// 200 OK page /public
 	// refused for ExampleBot by Disallow: /private (line 2)
-	// robots: http://site.example/private/page refused for ExampleBot by Disallow: /private (line 2)
+	// robots: refused for ExampleBot by Disallow: /private (line 2)
 }
 
 // A crawl frontier asks before it schedules; nothing but the robots.txt is
@@ -121,7 +121,7 @@ func ExampleDisallowedError() {
 	}
 	// Output:
 	// unreachable; retry at 12:01PM
-	// robots: http://site.example/page refused for ExampleBot: robots.txt unreachable (http://site.example/robots.txt answered 503 Service Unavailable); retry after 2025-03-01T12:01:00Z
+	// robots: refused for ExampleBot: robots.txt unreachable (http://site.example/robots.txt answered 503 Service Unavailable); retry after 2025-03-01T12:01:00Z
 }
 
 // Transports that share a store share what they fetched.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,6 +76,15 @@ type parser struct {
 	rules      []Rule
 	agentStart []int // agents[agentStart[i]:] and rules[ruleStart[i]:] belong
 	ruleStart  []int // to group i and the groups after it
+
+	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
+	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
+}
+
+// emptyRule is an "Allow:" or "Disallow:" line with no pattern.
+type emptyRule struct {
+	line, group int
+	allow       bool
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -93,6 +103,7 @@ const maxPooled = 4096
 func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
+	p.ruleLines, p.empties = p.ruleLines[:0], p.empties[:0]
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	// While parsing, the lines are read in place, through a string view of
 	// data; finish copies every string that the result keeps (agents,
@@ -121,6 +132,7 @@ func Parse(data []byte) *Robots {
 		pos = next
 		p.line(line, text)
 	}
+	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
 	r.index()
@@ -362,6 +374,7 @@ func (p *parser) agent(n int, value string) {
 		p.groups = append(p.groups, Group{Line: n})
 		p.agentStart = append(p.agentStart, len(p.agents))
 		p.ruleStart = append(p.ruleStart, len(p.rules))
+		p.ruleLines = append(p.ruleLines, 0)
 		p.cur = len(p.groups) - 1
 		p.inRules = false
 	}
@@ -396,8 +409,9 @@ func (p *parser) rule(n int, allow bool, value string) {
 		return
 	}
 	p.inRules = true
+	p.ruleLines[p.cur]++
 	if value == "" {
-		p.warn(n, "empty %s matches nothing; ignored", kind)
+		p.empties = append(p.empties, emptyRule{line: n, group: p.cur, allow: allow})
 		return
 	}
 	// Only checked here: the pattern is compiled again, into its group's
@@ -417,6 +431,29 @@ func (p *parser) rule(n int, allow bool, value string) {
 		return
 	}
 	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})
+}
+
+// noteEmpties judges the empty rules once their groups are complete. An
+// empty Disallow is valid (RFC 9309 section 2.2.2 allows an empty
+// pattern): as its group's only rule it is the common way to allow
+// everything, and is not worth a word. Beside other rules, and an empty
+// Allow anywhere, it matches nothing, which is worth a Note. The notes
+// join the warnings in line order.
+func (p *parser) noteEmpties() {
+	if len(p.empties) == 0 {
+		return
+	}
+	for _, e := range p.empties {
+		switch {
+		case e.allow:
+			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
+				Message: "empty Allow matches nothing; it has no effect"})
+		case p.ruleLines[e.group] > 1:
+			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
+				Message: "empty Disallow disallows nothing; the group's other rules decide"})
+		}
+	}
+	slices.SortStableFunc(p.r.warnings, func(a, b Warning) int { return cmp.Compare(a.Line, b.Line) })
 }
 
 func (p *parser) crawlDelay(n int, value string) {

@@ -77,10 +77,20 @@ func (r Rule) Directive() string {
 type Warning struct {
 	Line    int
 	Message string
+	// Note reports whether the line is valid but has no effect, such as
+	// an empty Disallow beside other rules: worth knowing, not a mistake
+	// to fix.
+	Note bool
 }
 
-// String formats the warning as "line N: message".
-func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
+// String formats the warning as "line N: message", a note as
+// "line N: note: message".
+func (w Warning) String() string {
+	if w.Note {
+		return fmt.Sprintf("line %d: note: %s", w.Line, w.Message)
+	}
+	return fmt.Sprintf("line %d: %s", w.Line, w.Message)
+}
 
 // Allowed reports whether a crawler presenting tokens may request
 // pathAndQuery (a path with an optional query, such as "/a/b?x=1"; a

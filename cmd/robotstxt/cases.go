@@ -21,7 +21,9 @@ agent,url,expected,note: a crawler's product token, a path or http(s) URL,
 and allowed or disallowed. Each DIR is searched for folders holding both
 robots.txt and cases.csv. Every row whose decision differs is printed as
 CASES:LINE: AGENT URL: expected ..., got ... (why), and the last line is
-"N passed, M failed". A row whose URL cannot be read fails.
+"N passed, M failed". A row whose URL cannot be read fails. A suite that
+cannot be read, a missing DIR or one without suites is printed as an error
+and counted on the last line: "N passed, M failed; K suites not run".
 
 Exit status: 0 when every case passes, 1 when one fails, 2 for bad usage,
 a file that cannot be read, or a DIR without suites.
@@ -42,7 +44,7 @@ func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmd.usageError("no suite: give -robots and -cases, or directories")
 	}
 
-	usageError := false
+	notRun := 0 // suites that could not be read; a DIR without any counts as one
 	var suites []cases.Suite
 	if *robotsName != "" {
 		suites = append(suites, cases.Suite{Robots: *robotsName, Cases: *casesName})
@@ -52,10 +54,10 @@ func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
-			usageError = true
+			notRun++
 		case len(found) == 0:
 			fmt.Fprintf(stderr, "robotstxt cases: %s: no folder holds both robots.txt and cases.csv\n", dir)
-			usageError = true
+			notRun++
 		}
 		suites = append(suites, found...)
 	}
@@ -66,14 +68,14 @@ func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		f, err := loadRobots(s.Robots, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
-			usageError = true
+			notRun++
 			continue
 		}
 		f.warnCut("cases", stderr)
 		cs, err := loadCases(s.Cases)
 		if err != nil {
 			fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
-			usageError = true
+			notRun++
 			continue
 		}
 		for _, r := range cases.Run(f.robots, cs) {
@@ -85,13 +87,18 @@ func runCases(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			writeDisagreement(w, s.Cases, f.name, r)
 		}
 	}
-	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
+	// The counts alone would read as a clean run when suites were skipped.
+	fmt.Fprintf(w, "%d passed, %d failed", passed, failed)
+	if notRun > 0 {
+		fmt.Fprintf(w, "; %s not run", plural(notRun, "suite"))
+	}
+	fmt.Fprintln(w)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "robotstxt cases: %v\n", err)
 		return 2
 	}
 	switch {
-	case usageError:
+	case notRun > 0:
 		return 2
 	case failed > 0:
 		return 1
@@ -117,6 +124,14 @@ func printable(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// plural returns "1 suite" or "2 suites".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func verdict(allowed bool) string {

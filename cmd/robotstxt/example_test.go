@@ -6,7 +6,7 @@ import (
 )
 
 // The test command explains each decision: the deciding rule, the group it
-// belongs to, and the warnings of those lines.
+// belongs to, and the warnings of those lines, each printed once.
 func Example_test() {
 	run([]string{"test", "-robots", "../../testdata/cli/example.txt", "-agent", "ExampleBot",
 		"/private/open/page", "https://example.com/public", "/robots.txt"}, nil, os.Stdout, os.Stderr)
@@ -16,7 +16,6 @@ func Example_test() {
 	//   warning: line 8: Disallow pattern "/two words" contains a space; ignored
 	// ALLOWED     https://example.com/public  (matched as /public)
 	//   no rule matched in the group for ExampleBot (lines 5-9)
-	//   warning: line 8: Disallow pattern "/two words" contains a space; ignored
 	// ALLOWED     /robots.txt
 	//   /robots.txt is always allowed
 }
@@ -28,7 +27,6 @@ func Example_lint() {
 	fmt.Println("exit status", status)
 	// Output:
 	// ../../testdata/cli/example.txt:8: Disallow pattern "/two words" contains a space; ignored
-	// ../../testdata/cli/example.txt:12: empty Disallow matches nothing; ignored
 	// exit status 1
 }
 

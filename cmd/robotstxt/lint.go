@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/crawlkit/robots/internal/report"
 )
@@ -11,10 +12,12 @@ const lintSynopsis = "usage: robotstxt lint [-json] FILE...\n"
 
 const lintHelp = `Lint prints every warning of each robots.txt file as FILE:LINE: message.
 FILE - reads standard input. A warning marks a line that crawlers ignore
-or read leniently.
+or read leniently. A note (FILE:LINE: note: message) marks a valid line
+that has no effect, such as an empty Disallow beside other rules; an empty
+Disallow alone in its group is the usual allow-all and gets no word.
 
-Exit status: 0 when no file has a warning, 1 when one has, 2 for bad
-usage or a file that cannot be read.
+Exit status: 0 when no file has a warning (notes never fail), 1 when one
+has, 2 for bad usage or a file that cannot be read.
 `
 
 // lintResult is the -json output for one file.
@@ -46,7 +49,7 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if f.cutLine > 0 {
 			ws = append(ws, report.Warning{Line: f.cutLine, Message: cutMessage})
 		}
-		if len(ws) > 0 && status == 0 {
+		if status == 0 && slices.ContainsFunc(ws, func(w report.Warning) bool { return !w.Note }) {
 			status = 1
 		}
 		results = append(results, lintResult{File: f.name, Warnings: ws})
@@ -54,7 +57,7 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ok := writeOutput("lint", stdout, stderr, *asJSON, results, func(w io.Writer) {
 		for _, r := range results {
 			for _, wn := range r.Warnings {
-				fmt.Fprintf(w, "%s:%d: %s\n", r.File, wn.Line, wn.Message)
+				fmt.Fprintf(w, "%s:%d: %s%s\n", r.File, wn.Line, notePrefix(wn), wn.Message)
 			}
 		}
 	})
@@ -62,4 +65,12 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return status
+}
+
+// notePrefix is "note: " for a note, "" for a warning.
+func notePrefix(w report.Warning) string {
+	if w.Note {
+		return "note: "
+	}
+	return ""
 }

@@ -23,7 +23,11 @@ func lintLines(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	var b strings.Builder
 	for _, w := range policy.Parse(data).Warnings() {
-		fmt.Fprintf(&b, "%s:%d: %s\n", name, w.Line, w.Message)
+		note := ""
+		if w.Note {
+			note = "note: "
+		}
+		fmt.Fprintf(&b, "%s:%d: %s%s\n", name, w.Line, note, w.Message)
 	}
 	return b.String()
 }
@@ -49,6 +53,12 @@ func TestLint(t *testing.T) {
 	}{
 		{name: "every warning is FILE:LINE: message, and warnings fail", args: []string{warned}, wantStatus: 1, wantOut: warnedOut},
 		{name: "a clean file passes silently", args: []string{clean}},
+		{name: "an empty Disallow alone in its group is the allow-all: no word", args: []string{"../../testdata/cli/allow-all.txt"}},
+		{
+			name:    "an empty Disallow beside other rules is a note, which never fails",
+			args:    []string{"../../testdata/cli/notes.txt"},
+			wantOut: "../../testdata/cli/notes.txt:2: note: empty Disallow disallows nothing; the group's other rules decide\n",
+		},
 		{name: "files are linted in order", args: []string{clean, warned}, wantStatus: 1, wantOut: warnedOut},
 		{
 			name:    "- reads standard input",

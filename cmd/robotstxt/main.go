@@ -37,7 +37,10 @@
 //
 // Lint prints every warning as FILE:LINE: message; FILE - reads standard
 // input. A warning marks a line that crawlers ignore or read leniently, so
-// lint fails (exit status 1) when it finds any.
+// lint fails (exit status 1) when it finds any. A note (FILE:LINE: note:
+// message) marks a valid line without effect and never fails: an empty
+// Disallow beside other rules. An empty Disallow alone in its group is the
+// allow-all of RFC 9309 and gets no word.
 //
 // # Cases
 //
@@ -48,7 +51,8 @@
 // the format of testdata/conformance) lists URLs and the decision each must
 // get for the robots.txt beside it. Each DIR is searched for folders holding
 // both robots.txt and cases.csv. Cases prints every disagreement and ends
-// with the line "N passed, M failed".
+// with the line "N passed, M failed", or "N passed, M failed; K suites not
+// run" when a suite, or a DIR, could not be read (exit status 2).
 //
 // # Serve
 //

@@ -21,7 +21,10 @@ const serveSynopsis = "usage: robotstxt serve [-addr HOST:PORT] [-robots FILE]\n
 const serveHelp = `Serve runs the explorer until interrupted: a page where you edit a
 robots.txt, name your crawler and list URLs, and see for each URL whether
 it may be fetched, the rule that decides it and that rule's line in the
-file. It binds to loopback unless -addr says otherwise.
+file. It binds to loopback unless -addr says otherwise. Open the page at
+the address it prints: a request naming another host (a DNS name other
+than localhost) is refused, so that no web site can reach the page by
+re-pointing its own name at this machine (DNS rebinding).
 
 Exit status: 0 after an interrupt, 1 when the server cannot listen or
 fails, 2 for bad usage or a file that cannot be read.

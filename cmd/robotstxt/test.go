@@ -64,9 +64,12 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	ok := writeOutput("test", stdout, stderr, *asJSON, out, func(w io.Writer) {
+		// A group's warnings concern every URL it decides: each is printed
+		// once, under the first URL it concerns.
+		shown := make(map[report.Warning]bool)
 		for _, d := range out {
 			if d.Error == "" {
-				writeDecision(w, d, agents.tokens, *expect)
+				writeDecision(w, d, agents.tokens, *expect, shown)
 			}
 		}
 	})
@@ -76,8 +79,9 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
-// writeDecision prints one decision for people.
-func writeDecision(w io.Writer, d report.Decision, tokens []string, expect string) {
+// writeDecision prints one decision for people, with the warnings of its
+// lines not in shown, and adds them to shown.
+func writeDecision(w io.Writer, d report.Decision, tokens []string, expect string, shown map[report.Warning]bool) {
 	label := "DISALLOWED"
 	if d.Allowed {
 		label = "ALLOWED"
@@ -91,7 +95,15 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 		fmt.Fprintf(w, "  FAIL: expected %s\n", expect)
 	}
 	for _, wn := range d.Warnings {
-		fmt.Fprintf(w, "  warning: line %d: %s\n", wn.Line, wn.Message)
+		if shown[wn] {
+			continue
+		}
+		shown[wn] = true
+		kind := "warning"
+		if wn.Note {
+			kind = "note"
+		}
+		fmt.Fprintf(w, "  %s: line %d: %s\n", kind, wn.Line, wn.Message)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 //	 2-3   User-agent: *, Disallow: /
 //	 5-9   User-agent: ExampleBot, Disallow: /private, Allow: /private/open,
 //	       Disallow: /two words (warned: a space), Crawl-delay: 2
-//	11-12  User-agent: ExampleBot-News, Disallow: (warned: empty)
+//	11-12  User-agent: ExampleBot-News, Disallow: (the allow-all: no warning)
 const example = "../../testdata/cli/example.txt"
 
 func TestTest(t *testing.T) {
@@ -55,7 +55,7 @@ func TestTest(t *testing.T) {
 		{
 			name:    "repeated -agent flags keep their order",
 			args:    []string{"-robots", example, "-agent", "ExampleBot-News", "-agent", "ExampleBot", "/private"},
-			wantOut: []string{"ALLOWED     /private\n  no rule matched in the group for ExampleBot-News (lines 11-12)\n  warning: line 12: "},
+			wantOut: []string{"ALLOWED     /private\n  no rule matched in the group for ExampleBot-News (lines 11-12)\n"},
 		},
 		{
 			name:    "a full User-Agent is read as its product token",
@@ -150,6 +150,29 @@ func TestTest(t *testing.T) {
 			status, stdout, stderr := runCLI(t, tt.stdin, append([]string{"test"}, tt.args...)...)
 			check(t, status, stdout, stderr, tt.wantStatus, tt.wantOut, tt.wantErr)
 		})
+	}
+}
+
+// TestTestWarnsOnce checks that a group's warnings are printed once, under
+// the first URL they concern, however many URLs the group decides.
+func TestTestWarnsOnce(t *testing.T) {
+	status, stdout, stderr := runCLI(t, "", "test", "-robots", example, "-agent", "ExampleBot", "/private/x", "/public", "/private/open/y")
+	if status != 0 || stderr != "" {
+		t.Fatalf("exit status %d, stderr %q", status, stderr)
+	}
+	const warning = "  warning: line 8: Disallow pattern \"/two words\" contains a space; ignored\n"
+	want := "DISALLOWED  /private/x\n  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" + warning
+	if strings.Count(stdout, warning) != 1 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant the warning once, under the first URL:\n%s", stdout, want)
+	}
+}
+
+// TestTestNotes checks that a note is printed as a note.
+func TestTestNotes(t *testing.T) {
+	status, stdout, _ := runCLI(t, "", "test", "-robots", "../../testdata/cli/notes.txt", "-agent", "ExampleBot", "/private")
+	want := "  note: line 2: empty Disallow disallows nothing; the group's other rules decide\n"
+	if status != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit status %d, stdout:\n%s\nwant %q", status, stdout, want)
 	}
 }
 

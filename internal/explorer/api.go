@@ -47,9 +47,8 @@ type fileReport struct {
 	Groups   []report.Group   `json:"groups"` // every group of the file
 }
 
-// decideResponse is the answer to POST /api/decide. When some URL cannot
-// be read it is sent with status 400 and Error set, with the other URLs
-// still decided so the page can show them all.
+// decideResponse is the answer to POST /api/decide. A URL that cannot be
+// read has its Error set in its decision; the others are still decided.
 type decideResponse struct {
 	fileReport
 	// Token is the product token whose groups apply: "*" for the fallback
@@ -58,10 +57,9 @@ type decideResponse struct {
 	// Selected are the groups that apply to the agents, whatever the URL.
 	Selected  []report.Group    `json:"selected"`
 	Decisions []report.Decision `json:"decisions"`
-	Error     string            `json:"error,omitempty"`
 }
 
-// errorResponse is the body of every other 4xx answer.
+// errorResponse is the body of every error answer.
 type errorResponse struct {
 	Error string `json:"error"`
 }
@@ -159,10 +157,14 @@ func describe(r *policy.Robots) fileReport {
 	return fileReport{Lines: r.Lines(), Warnings: report.Warnings(r), Groups: report.Groups(r)}
 }
 
-// checkAgents refuses product tokens that no group could name: RFC 9309
+// checkAgents refuses a request without product tokens, as decisions
+// depend on the crawler, and tokens that no group could name: RFC 9309
 // section 2.2.1 allows letters, "-" and "_", and the parser digits too.
 func checkAgents(agents []string) *apiError {
-	if len(agents) > MaxAgents {
+	switch {
+	case len(agents) == 0:
+		return badRequest("no product token: give your crawler's, such as \"Googlebot\"; decisions depend on it")
+	case len(agents) > MaxAgents:
 		return badRequest("%d product tokens; the limit is %d", len(agents), MaxAgents)
 	}
 	for _, a := range agents {
@@ -215,16 +217,13 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, u := range req.URLs {
 		dec := report.Decide(rb, u, req.Agents...)
-		if dec.Error != "" && resp.Error == "" {
-			resp.Error = fmt.Sprintf("URL %q is neither a path (starting with \"/\") nor an http(s) URL", u)
+		if dec.Error != "" {
+			dec.Error = fmt.Sprintf("%q is neither a path (starting with \"/\") nor an http(s) URL", u)
+			dec.Reason = dec.Error
 		}
 		resp.Decisions = append(resp.Decisions, dec)
 	}
-	status := http.StatusOK
-	if resp.Error != "" {
-		status = http.StatusBadRequest
-	}
-	writeJSON(w, status, resp)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (h *handler) lint(w http.ResponseWriter, r *http.Request) {
@@ -250,9 +249,10 @@ func writeError(w http.ResponseWriter, err *apiError) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		// Every value sent is built from strings, numbers and slices.
-		http.Error(w, "explorer: "+err.Error(), http.StatusInternalServerError)
-		return
+		// Every value sent is built from strings, numbers and slices, but
+		// even this answer keeps the shape of the others.
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorResponse{Error: "explorer: " + err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -3,6 +3,8 @@ package explorer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,8 +72,10 @@ func readLine(n string) string {
 
 // TestBrowser types a robots.txt, a product token and URLs into the page in
 // a real headless browser and checks the decision, the rule it names and
-// the highlighted line. With EXPLORER_SCREENSHOT=FILE it first writes a PNG
-// of the page as it starts, with its example, to FILE.
+// the highlighted line, the live fetch and its failure, and that a page
+// reached under another host name (DNS rebinding) is refused. With
+// EXPLORER_SCREENSHOT=FILE it first writes a PNG of the page as it starts,
+// with its example, to FILE.
 func TestBrowser(t *testing.T) {
 	exe := browserPath(t)
 	srv := httptest.NewServer(New(Options{}))
@@ -95,6 +99,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("font-render-hinting", "none"),
+		// A name of another site that resolves to this machine, as DNS
+		// rebinding makes it do.
+		chromedp.Flag("host-resolver-rules", "MAP "+rebindHost+" 127.0.0.1"),
 	)
 	t.Cleanup(cancelAlloc)
 	ctx, cancelTab := chromedp.NewContext(ctx)
@@ -241,13 +248,52 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("failed live fetch shows its reason", func(t *testing.T) {
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close() // nothing listens there any more
+		err := chromedp.Do(ctx,
+			clearField("#origin"),
+			chromedp.SendKeys(chromedp.CSS("#origin"), gone.URL),
+			chromedp.Click(chromedp.CSS("#fetch")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.getElementById("fetch-result").dataset.outcome === "unreachable"`)
+		result, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#fetch-result")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := gone.URL + "/robots.txt → unreachable: "; !strings.HasPrefix(result, want) || !strings.Contains(result, "connection refused") {
+			t.Errorf("fetch result %q, want it to start with %q and give the reason, connection refused", result, want)
+		}
+	})
+
+	t.Run("URL that is neither a path nor http(s) is named on its decision", func(t *testing.T) {
+		err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`agentsEl.value = "TestBot"; urlsEl.value = "/ok\nexample.com/x"; urlsEl.dispatchEvent(new Event("input"))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`(() => { const d = document.querySelectorAll("#decisions .decision");
+			return d.length === 2 && d[1].dataset.decision === "error" && d[0].dataset.decision === "allowed" })()`)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#decisions .decision")].map((d) => d.textContent)
+			.concat([document.getElementById("error").hidden ? "" : document.getElementById("error").textContent])`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || !strings.Contains(got[1], `"example.com/x" is neither a path`) || got[2] != "" {
+			t.Errorf("decisions and error banner %q, want the error on the second URL only", got)
+		}
+	})
+
 	errorTests := []struct {
 		name   string
 		script string // changes a field and fires its input event
 		want   string // in the page's error message
 	}{
-		{"URL that is neither a path nor http(s) is named",
-			`urlsEl.value = "example.com/x"; urlsEl.dispatchEvent(new Event("input"))`, `"example.com/x"`},
+		{"no product token is refused and said",
+			`agentsEl.value = ""; agentsEl.dispatchEvent(new Event("input"))`, "no product token"},
 		{"file over 500 KiB is refused",
 			`robotsEl.value = "Disallow: /x\n".repeat(50000); robotsEl.dispatchEvent(new Event("input"))`, "500 KiB"},
 	}
@@ -260,7 +306,36 @@ func TestBrowser(t *testing.T) {
 				return !e.hidden && e.textContent.includes(` + jsString(tt.want) + `) })()`)
 		})
 	}
+
+	t.Run("another host name for this address is refused", func(t *testing.T) {
+		port := srv.Listener.Addr().(*net.TCPAddr).Port
+		rebound := fmt.Sprintf("http://%s:%d/", rebindHost, port)
+		if err := chromedp.Do(ctx, chromedp.Navigate(rebound)); err != nil {
+			t.Fatalf("opening %s: %v", rebound, err)
+		}
+		// What a rebinding page would do: call the API as same-origin.
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/api/fetch", {method: "POST",
+			headers: {"Content-Type": "application/json"}, body: JSON.stringify({origin: "http://127.0.0.1:1"})})
+			.then(async (r) => r.status + " " + (await r.json()).error)`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(status, "403 ") || !strings.Contains(status, "DNS rebinding") {
+			t.Errorf("POST /api/fetch from %s: %q, want 403 naming DNS rebinding", rebound, status)
+		}
+		page, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("body")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(page, rebindHost) || strings.Contains(page, "robots.txt explorer") {
+			t.Errorf("page at %s shows %q, want the refusal naming the host, not the explorer", rebound, page)
+		}
+	})
 }
+
+// rebindHost is the name the browser resolves to 127.0.0.1, standing for
+// a site whose DNS was re-pointed at this machine.
+const rebindHost = "rebind.example"
 
 // clearField empties the field that sel names without an input event, so the
 // keys typed next make the page's only requests.

@@ -9,15 +9,20 @@
 //	POST /api/lint    {"robots"}: the file's warnings and groups
 //	POST /api/fetch   {"origin"}: a live robots.txt through the project's fetcher, with its outcome
 //
-// Bad input is answered with a 4xx status and {"error": "..."}, never a
-// 500: malformed JSON or a URL that is neither a path nor an http(s) URL
-// with 400 (the other URLs still decided), a robots.txt over 500 KiB or a
-// body over MaxBody with 413, a body not sent as application/json with 415.
+// Every error is answered with a 4xx status and {"error": "..."}, never a
+// 500: malformed JSON or no product token with 400, a request whose Host
+// header is not the address the server listens on with 403 (see
+// guardHost), an unknown path with 404, a wrong method with 405, a
+// robots.txt over 500 KiB or a body over MaxBody with 413, a body not sent
+// as application/json with 415. A URL that is neither a path nor an
+// http(s) URL is no error of the request: its decision carries the error,
+// and the other URLs are decided.
 package explorer
 
 import (
 	"cmp"
 	"embed"
+	"io/fs"
 	"net/http"
 )
 
@@ -87,16 +92,47 @@ func New(opts Options) http.Handler {
 			},
 		}
 	}
+	// The patterns name no method, so that a wrong one gets the API's JSON
+	// 405 from only rather than the mux's plain text.
 	mux := http.NewServeMux()
-	mux.Handle("GET /assets/", http.FileServerFS(assets))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/assets/{file}", only(http.MethodGet, http.HandlerFunc(serveAsset)))
+	mux.Handle("/{$}", only(http.MethodGet, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, assets, "assets/index.html")
-	})
-	mux.HandleFunc("GET /api/start", func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle("/api/start", only(http.MethodGet, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.start)
+	})))
+	mux.Handle("/api/decide", only(http.MethodPost, http.HandlerFunc(h.decide)))
+	mux.Handle("/api/lint", only(http.MethodPost, http.HandlerFunc(h.lint)))
+	mux.Handle("/api/fetch", only(http.MethodPost, http.HandlerFunc(h.fetch)))
+	mux.HandleFunc("/", notFound)
+	return guardHost(mux)
+}
+
+// only serves h for method (GET includes HEAD) and answers any other
+// method with 405.
+func only(method string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", method)
+			writeError(w, &apiError{http.StatusMethodNotAllowed, "method " + r.Method + " not allowed on " + r.URL.Path + ": use " + method})
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
-	mux.HandleFunc("POST /api/decide", h.decide)
-	mux.HandleFunc("POST /api/lint", h.lint)
-	mux.HandleFunc("POST /api/fetch", h.fetch)
-	return mux
+}
+
+// serveAsset serves one file of the page's assets; a missing one, or a
+// folder, is the API's 404.
+func serveAsset(w http.ResponseWriter, r *http.Request) {
+	name := "assets/" + r.PathValue("file")
+	if st, err := fs.Stat(assets, name); err != nil || st.IsDir() {
+		notFound(w, r)
+		return
+	}
+	http.ServeFileFS(w, r, assets, name)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &apiError{http.StatusNotFound, "no page at " + r.URL.Path})
 }

@@ -23,10 +23,12 @@ type Group struct {
 	EndLine int      `json:"endLine"`
 }
 
-// Warning is a lint warning on one line.
+// Warning is a lint warning on one line, or a note when Note is set: a
+// valid line with no effect, which fails no check.
 type Warning struct {
 	Line    int    `json:"line"`
 	Message string `json:"message"`
+	Note    bool   `json:"note,omitempty"`
 }
 
 // Decision is the outcome for one URL.

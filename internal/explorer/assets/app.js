@@ -119,8 +119,7 @@ function span(g) {
 function draw() {
   const d = last;
   if (active >= d.decisions.length) active = 0;
-  const given = agents();
-  const who = given.length ? given.join(", ") : "a crawler with no product token";
+  const who = agents().join(", ");
   let tok;
   if (d.token === "") tok = `No group applies to ${who}: every URL is allowed.`;
   else if (d.token === "*") tok = `No group names ${who}, so the * group applies (${d.selected.map(span).join(", ")}).`;
@@ -139,7 +138,7 @@ function drawFile(lines, d) {
   if (d) {
     for (const w of d.warnings) {
       if (!warnings.has(w.line)) warnings.set(w.line, []);
-      warnings.get(w.line).push(w.message);
+      warnings.get(w.line).push(w);
     }
     d.decisions.forEach((dec, i) => {
       if (!dec.rule) return;
@@ -175,9 +174,10 @@ function drawFile(lines, d) {
       const word = m.type === "allow" ? "✓ allow" : "✗ disallow";
       line.append(el("span", { class: "mark", title: m.urls.join("\n"), text: `${word} ← ${m.urls.join(", ")}` }));
     }
-    for (const msg of warnings.get(n) || []) {
-      line.classList.add("warned");
-      line.append(el("div", { class: "warning", text: "⚠ " + msg }));
+    // A note marks a valid line without effect: shown, but not as a fault.
+    for (const w of warnings.get(n) || []) {
+      line.classList.add(w.note ? "noted" : "warned");
+      line.append(el("div", { class: w.note ? "note" : "warning", text: (w.note ? "ℹ note: " : "⚠ ") + w.message }));
     }
     box.append(line);
     if (box !== root && n >= end) box = root;
@@ -185,8 +185,10 @@ function drawFile(lines, d) {
   file.replaceChildren(root);
   let summary = `${lines.length} line${lines.length === 1 ? "" : "s"}`;
   if (d) {
+    const notes = d.warnings.filter((w) => w.note).length, warned = d.warnings.length - notes;
     summary += `, ${d.groups.length} group${d.groups.length === 1 ? "" : "s"}, ` +
-      `${d.warnings.length} warning${d.warnings.length === 1 ? "" : "s"}`;
+      `${warned} warning${warned === 1 ? "" : "s"}`;
+    if (notes) summary += `, ${notes} note${notes === 1 ? "" : "s"}`;
   }
   $("summary").textContent = summary;
   const act = file.querySelector(".line.active");
@@ -204,7 +206,7 @@ function drawDecisions(d) {
         el("span", { class: "verdict", text: verdict }),
         el("code", { class: "url", text: dec.url })));
     if (dec.error) {
-      item.append(el("div", { class: "reason", text: "Not a path starting with / nor an http(s) URL." }));
+      item.append(el("div", { class: "reason", text: dec.error }));
       return item;
     }
     if (dec.rule) {
@@ -224,7 +226,8 @@ function drawDecisions(d) {
     // Only the deciding line's warnings: the file shows the others by
     // their lines.
     for (const w of (dec.warnings || []).filter((w) => dec.rule && w.line === dec.rule.line)) {
-      item.append(el("div", { class: "warning", text: `⚠ line ${w.line}: ${w.message}` }));
+      item.append(el("div", { class: w.note ? "note" : "warning",
+        text: `${w.note ? "ℹ note:" : "⚠"} line ${w.line}: ${w.message}` }));
     }
     return item;
   }));
@@ -292,7 +295,7 @@ $("fetch-form").addEventListener("submit", async (ev) => {
     out.classList.add(d.outcome);
     let text = `${d.url} → ` + (d.statusCode ? `HTTP ${d.statusCode}: ` : "") +
       `${d.outcome}: ${meaning[d.outcome] || ""}.`;
-    if (d.error) text += ` (${d.error})`;
+    if (d.fetchError) text += ` (${d.fetchError})`;
     if (d.retryAt) text += ` Retry after ${when(d.retryAt)}.`;
     if (d.truncated) text += " Only its first 500 KiB count, up to the last whole line.";
     out.textContent = text;
