@@ -71,6 +71,9 @@ func (h *health) init(cooldown, logInterval time.Duration, logger *slog.Logger) 
 func (s *Store) do(ctx context.Context, op string, f func(context.Context) error) error {
 	h := &s.health
 	h.calls.Add(1)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if at := h.retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
 		h.fallbacks.Add(1)
 		return fmt.Errorf("%w: %s: waiting %v after a failure", ErrUnavailable, op, h.cooldown)
