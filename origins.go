@@ -1,19 +1,29 @@
 package robots
 
 import (
-	"container/list"
-	"hash/maphash"
+	"math"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/maypok86/otter/v2"
 	"golang.org/x/time/rate"
 )
+
+// originID identifies an origin in the table without building a string:
+// the scheme and the canonical host[:port], which a canonically spelled URL
+// already holds as its u.Host.
+type originID struct {
+	https bool
+	host  string
+}
 
 // origin is what a transport holds in memory for one origin: its parsed
 // robots state and its politeness schedule. It is safe for concurrent use.
 type origin struct {
-	key string
+	key string // scheme://host[:port], the origin's key in the store
 
 	// st is read on every request and written only after a fetch, so it
 	// is an atomic pointer rather than another lock to take.
@@ -32,8 +42,6 @@ type origin struct {
 // current returns the origin's state, or nil before the first lookup.
 func (o *origin) current() *state { return o.st.Load() }
 
-func (o *origin) set(st *state) { o.st.Store(st) }
-
 // paused returns the time until which a Retry-After pauses the origin;
 // the zero time when none does.
 func (o *origin) paused() time.Time {
@@ -43,78 +51,74 @@ func (o *origin) paused() time.Time {
 	return time.Time{}
 }
 
-// originTable holds at most a fixed number of origins in memory,
-// forgetting the least recently used first. A forgotten origin's robots
-// state stays in the store; its politeness schedule starts afresh. It is
-// safe for concurrent use: the origins are spread over shards, each with
-// its own lock, so that requests to different origins do not queue on one
-// lock.
+// robotsURL is where the origin's robots.txt is fetched.
+func (o *origin) robotsURL() string { return o.key + "/robots.txt" }
+
+// originTable holds the origins in memory, bounded both in count and in
+// the bytes their parsed robots.txt take, forgetting the least useful
+// first (otter's W-TinyLFU). A forgotten origin's record stays in the
+// store. It is safe for concurrent use.
 type originTable struct {
-	shards []originShard
-	seed   maphash.Seed
+	cache *otter.Cache[originID, *origin]
 }
 
-// originShard is one lock's worth of an originTable.
-type originShard struct {
-	max int
-
-	// mu protects m and lru.
-	mu  sync.Mutex
-	m   map[string]*list.Element // of *origin
-	lru list.List                // most recently used first
+// init makes a table of at most maxOrigins origins weighing at most
+// maxBytes. Each origin weighs at least maxBytes/maxOrigins, so that one
+// weight bound keeps both: otter bounds entries by count or by weight,
+// not by both.
+func (tb *originTable) init(maxOrigins int, maxBytes int64) {
+	floor := uint64(max(maxBytes/int64(maxOrigins), 1))
+	tb.cache = otter.Must(&otter.Options[originID, *origin]{
+		MaximumWeight: uint64(maxBytes),
+		Weigher: func(_ originID, o *origin) uint32 {
+			w := uint64(stateOverhead)
+			if st := o.current(); st != nil {
+				w = uint64(st.weight())
+			}
+			return uint32(min(max(w, floor), math.MaxUint32))
+		},
+	})
 }
 
-// minPerShard is the fewest origins a shard holds: below it, a table is
-// one shard, so that a small bound is kept exactly.
-const minPerShard = 256
-
-// init makes a table that holds at most max origins.
-func (tb *originTable) init(max int) {
-	n := min(64, max/minPerShard)
-	if n < 1 {
-		n = 1
-	}
-	tb.seed = maphash.MakeSeed()
-	tb.shards = make([]originShard, n)
-	for i := range tb.shards {
-		// Spread max exactly: the first max%n shards hold one more.
-		tb.shards[i].max = max / n
-		if i < max%n {
-			tb.shards[i].max++
+// lookup returns the origin of u, creating it if needed.
+func (tb *originTable) lookup(u *url.URL) (*origin, error) {
+	if canonicalHost(u) {
+		id := originID{https: u.Scheme == "https", host: u.Host}
+		if o, ok := tb.cache.GetIfPresent(id); ok {
+			return o, nil
 		}
+		return tb.add(id, u.Scheme+"://"+u.Host), nil
 	}
+	key, err := originOf(u)
+	if err != nil {
+		return nil, err
+	}
+	scheme, host, _ := strings.Cut(key, "://")
+	id := originID{https: scheme == "https", host: host}
+	if o, ok := tb.cache.GetIfPresent(id); ok {
+		return o, nil
+	}
+	return tb.add(id, key), nil
 }
 
-// get returns the origin for key, creating it if needed. key is only
-// copied when the origin is new, so callers may pass a reused buffer.
-func (tb *originTable) get(key []byte) *origin {
-	sh := &tb.shards[maphash.Bytes(tb.seed, key)%uint64(len(tb.shards))]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if e, ok := sh.m[string(key)]; ok {
-		sh.lru.MoveToFront(e)
-		return e.Value.(*origin)
-	}
-	if sh.m == nil {
-		sh.m = make(map[string]*list.Element)
-	}
-	o := &origin{key: string(key)}
-	sh.m[o.key] = sh.lru.PushFront(o)
-	for sh.lru.Len() > sh.max {
-		old := sh.lru.Remove(sh.lru.Back()).(*origin)
-		delete(sh.m, old.key)
-	}
+// add inserts a new origin under id unless another goroutine did first.
+func (tb *originTable) add(id originID, key string) *origin {
+	o, _ := tb.cache.SetIfAbsent(id, &origin{key: key})
 	return o
+}
+
+// set makes st o's state and weighs o again.
+func (tb *originTable) set(o *origin, st *state) {
+	o.st.Store(st)
+	scheme, host, _ := strings.Cut(o.key, "://")
+	id := originID{https: scheme == "https", host: host}
+	if cur, ok := tb.cache.GetIfPresent(id); ok && cur == o {
+		tb.cache.Set(id, o)
+	}
 }
 
 // len returns the number of origins held.
 func (tb *originTable) len() int {
-	n := 0
-	for i := range tb.shards {
-		sh := &tb.shards[i]
-		sh.mu.Lock()
-		n += sh.lru.Len()
-		sh.mu.Unlock()
-	}
-	return n
+	tb.cache.CleanUp()
+	return tb.cache.EstimatedSize()
 }

@@ -2,9 +2,8 @@ package robots
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -18,10 +17,10 @@ import (
 // Crawl-delay is not part of RFC 9309; it paces requests and never decides
 // them.
 func (t *Transport) delayFor(agent policy.Agent) time.Duration {
-	d := t.minDelay
-	if t.maxCrawlDelay > 0 {
+	d := t.cfg.minDelay
+	if t.cfg.maxCrawlDelay > 0 {
 		if cd, ok := agent.CrawlDelay(); ok {
-			d = max(d, min(cd, t.maxCrawlDelay))
+			d = max(d, min(cd, t.cfg.maxCrawlDelay))
 		}
 	}
 	return d
@@ -60,9 +59,9 @@ func (t *Transport) wait(ctx context.Context, o *origin, delay time.Duration, no
 	if d <= 0 {
 		return nil
 	}
-	if err := t.sleep(ctx, d); err != nil {
-		r.CancelAt(t.now())
-		t.stats.waited.Add(int64(min(max(t.now().Sub(now), 0), d)))
+	if err := t.cfg.sleep(ctx, d); err != nil {
+		r.CancelAt(t.cfg.now())
+		t.stats.waited.Add(int64(min(max(t.cfg.now().Sub(now), 0), d)))
 		return err
 	}
 	t.stats.waited.Add(int64(d))
@@ -75,8 +74,8 @@ func (t *Transport) pause(o *origin, resp *http.Response) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 		return
 	}
-	now := t.now()
-	d := min(retryAfter(resp.Header, now), t.maxBackoff)
+	now := t.cfg.now()
+	d := min(retryAfter(resp.Header, now), t.cfg.maxBackoff)
 	if d <= 0 {
 		return
 	}
@@ -89,52 +88,5 @@ func (t *Transport) pause(o *origin, resp *http.Response) {
 			break
 		}
 	}
-	t.logger.Info("robots: origin paused", "origin", o.key, "status", resp.StatusCode, "until", until)
-}
-
-// retryAfter returns how long from now a Retry-After header asks to wait,
-// given in seconds or as an HTTP date, or 0 when there is none or it
-// cannot be read.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		n, err := strconv.ParseUint(v, 10, 63)
-		switch {
-		case err == nil && n <= uint64((1<<63-1)/time.Second):
-			return time.Duration(n) * time.Second
-		case err == nil || isDigits(v):
-			return time.Duration(1<<63 - 1)
-		}
-		return 0
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	return max(at.Sub(now), 0)
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// sleep waits for d or until ctx is done, on a real timer: the default
-// Options.Sleep.
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	safeLog(t.cfg.logger, slog.LevelInfo, "robots: origin paused", "origin", o.key, "status", resp.StatusCode, "until", until)
 }

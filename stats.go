@@ -7,13 +7,29 @@ import (
 
 // Stats is a snapshot of what a Transport has done since it was made.
 type Stats struct {
-	// Fetches counts robots.txt fetches by outcome.
+	// Fetches counts robots.txt fetches by outcome; a fetch answered 304
+	// counts under the outcome of the copy it renewed.
 	Fetches map[Outcome]int64
-	// Revalidated counts the fetches answered 304 Not Modified, whose
-	// stored copy was reused.
+	// FetchStatus counts robots.txt fetches by the class of the status
+	// they ended on, after redirects: "2xx", "3xx" (too many redirects, or
+	// one without a Location), "4xx", "5xx", and "network" for a fetch
+	// that got no answer (a network error, a timeout, a panic).
+	FetchStatus map[string]int64
+	// Revalidated counts the fetches answered 304 Not Modified to the
+	// transport's own conditional GET, whose stored copy was renewed. A
+	// server's X-From-Cache header is never taken as one.
 	Revalidated int64
 	// Allowed and Refused count the decisions of RoundTrip and Check.
 	Allowed, Refused int64
+	// Sent counts the requests RoundTrip handed to the base RoundTripper:
+	// those allowed, once their politeness wait was over, and requests
+	// for /robots.txt itself. Requests that Check allowed are not sent and
+	// not counted here.
+	Sent int64
+	// RobotsRequests counts the requests for /robots.txt itself that went
+	// through RoundTrip (always allowed, and paced); the transport's own
+	// robots.txt fetches are counted by Fetches instead.
+	RobotsRequests int64
 	// Origins is the number of origins held in memory.
 	Origins int
 	// Waited is the total time requests spent waiting for their
@@ -21,11 +37,16 @@ type Stats struct {
 	Waited time.Duration
 }
 
+// statusClasses are the keys of Stats.FetchStatus.
+var statusClasses = [...]string{"2xx", "3xx", "4xx", "5xx", "network"}
+
 // counters are the live counts behind Stats.
 type counters struct {
 	parsed, unavailable, unreachable atomic.Int64
+	status                           [len(statusClasses)]atomic.Int64
 	revalidated                      atomic.Int64
 	allowed, refused                 atomic.Int64
+	sent, robotsRequests             atomic.Int64
 	waited                           atomic.Int64 // nanoseconds
 }
 
@@ -39,23 +60,37 @@ func (c *counters) fetched(res fetchResult) {
 	case Unreachable:
 		c.unreachable.Add(1)
 	}
-	if res.revalidated {
+	class := res.class()
+	for i, k := range statusClasses {
+		if k == class {
+			c.status[i].Add(1)
+		}
+	}
+	if res.notModified {
 		c.revalidated.Add(1)
 	}
 }
 
 // Stats returns a snapshot of the transport's counts.
 func (t *Transport) Stats() Stats {
-	return Stats{
+	t.init()
+	s := Stats{
 		Fetches: map[Outcome]int64{
 			Parsed:      t.stats.parsed.Load(),
 			Unavailable: t.stats.unavailable.Load(),
 			Unreachable: t.stats.unreachable.Load(),
 		},
-		Revalidated: t.stats.revalidated.Load(),
-		Allowed:     t.stats.allowed.Load(),
-		Refused:     t.stats.refused.Load(),
-		Origins:     t.origins.len(),
-		Waited:      time.Duration(t.stats.waited.Load()),
+		FetchStatus:    make(map[string]int64, len(statusClasses)),
+		Revalidated:    t.stats.revalidated.Load(),
+		Allowed:        t.stats.allowed.Load(),
+		Refused:        t.stats.refused.Load(),
+		Sent:           t.stats.sent.Load(),
+		RobotsRequests: t.stats.robotsRequests.Load(),
+		Origins:        t.origins.len(),
+		Waited:         time.Duration(t.stats.waited.Load()),
 	}
+	for i, k := range statusClasses {
+		s.FetchStatus[k] = t.stats.status[i].Load()
+	}
+	return s
 }

@@ -164,24 +164,6 @@ func TestOrigins(t *testing.T) {
 	}
 }
 
-// TestPunycode checks the encoder against known IDNA labels (RFC 3492).
-func TestPunycode(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"bücher", "bcher-kva"},
-		{"münchen", "mnchen-3ya"},
-		{"mañana", "maana-pta"},
-		{"☃", "n3h"},
-		{"ドメイン名例", "eckwd4c7cu47r2wf"},
-	} {
-		if got, err := punycode(tc.in); err != nil || got != tc.want {
-			t.Errorf("punycode(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	if _, err := punycode(strings.Repeat("ü", 64)); err == nil {
-		t.Errorf("a 64-character label was encoded")
-	}
-}
-
 // TestPassThrough checks that requests whose scheme is not http or https
 // reach the base unchanged, with no robots.txt fetch.
 func TestPassThrough(t *testing.T) {
@@ -390,7 +372,7 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 	slept := make(chan struct{})
 	tr := newTestTransport(t, clock, Options{})
 	// The paced origin's second request parks in Sleep until the test ends.
-	tr.sleep = func(ctx context.Context, d time.Duration) error {
+	tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
 		close(slept)
 		<-ctx.Done()
 		return ctx.Err()

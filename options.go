@@ -1,0 +1,242 @@
+package robots
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gregjones/httpcache"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	// DefaultFetchTimeout bounds one robots.txt fetch, redirects and body
+	// included.
+	DefaultFetchTimeout = 30 * time.Second
+	// DefaultMinDelay is the least time between two requests to one
+	// origin.
+	DefaultMinDelay = time.Second
+	// DefaultMaxCrawlDelay caps how far a Crawl-delay line raises the
+	// delay.
+	DefaultMaxCrawlDelay = 30 * time.Second
+	// DefaultFreshness is how long a fetched robots.txt is reused (RFC 9309
+	// section 2.4).
+	DefaultFreshness = 24 * time.Hour
+	// DefaultMinFreshness is the shortest time a fetched robots.txt is
+	// reused, whatever its Cache-Control says.
+	DefaultMinFreshness = time.Minute
+	// DefaultFallbackAfter is how long an origin's robots.txt must stay
+	// unreachable before its last good copy is used (RFC 9309 section
+	// 2.3.1.4).
+	DefaultFallbackAfter = 30 * 24 * time.Hour
+	// DefaultMinBackoff is the wait before the first retry of an
+	// unreachable robots.txt.
+	DefaultMinBackoff = time.Minute
+	// DefaultMaxBackoff is the longest wait between retries of an
+	// unreachable robots.txt, and the longest pause a Retry-After can
+	// impose.
+	DefaultMaxBackoff = 4 * time.Hour
+	// DefaultMaxRedirects is how many redirects a robots.txt fetch follows
+	// (RFC 9309 section 2.3.1.2).
+	DefaultMaxRedirects = 5
+	// DefaultMaxOrigins is how many origins a transport keeps in memory.
+	DefaultMaxOrigins = 10000
+	// DefaultMaxRobotsBytes bounds the memory that the parsed robots.txt
+	// of the origins held take.
+	DefaultMaxRobotsBytes = 256 << 20
+	// DefaultCacheBytes bounds the bytes of the store a transport makes
+	// when Options.Cache is nil.
+	DefaultCacheBytes = 128 << 20
+	// MaxMaxSize is the most that Options.MaxSize can raise the bytes read
+	// of one robots.txt to; larger values are clamped to it.
+	MaxMaxSize = 1 << 30
+)
+
+// Options configures a Transport. The zero value works: it uses the
+// defaults above and chooses groups by the product token of each
+// request's own User-Agent.
+type Options struct {
+	// UserAgent is sent as the User-Agent of robots.txt fetches and of
+	// requests that carry none. Its product token, as policy.ProductToken
+	// reads it ("ExampleBot" in "ExampleBot/1.0
+	// (+https://example.com/bot)"), selects the groups that apply, unless
+	// Agents is set. If UserAgent and Agents are both empty, no User-Agent
+	// is added and each request's groups are chosen by the product token
+	// of its own User-Agent header (as Scrapy does); a request without
+	// one, and Check and Robots, get the "*" groups.
+	UserAgent string
+	// Agents are the product tokens the crawler answers to, most specific
+	// first ("Googlebot-Image", "Googlebot"): the first that has a group in
+	// a robots.txt selects it (RFC 9309 section 2.2.1). If empty, the
+	// product token of UserAgent is used.
+	Agents []string
+	// Now is the clock that every freshness, back-off, fallback and
+	// politeness time is read from, so that a test can move time forward.
+	// If nil, time.Now is used.
+	Now func() time.Time
+	// Sleep waits for d or until ctx is done, returning ctx.Err() in the
+	// latter case; politeness waits go through it. A test that sets Now
+	// sets Sleep to advance its clock instead of sleeping. If nil, a real
+	// timer is used.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// FetchTimeout bounds one robots.txt fetch, redirects and body
+	// included, even when the base RoundTripper ignores its context; a
+	// fetch that runs out is an unreachable robots.txt. If zero or
+	// negative, DefaultFetchTimeout is used.
+	FetchTimeout time.Duration
+	// MinDelay is the least time between two requests to one origin. If
+	// negative, requests are not spaced unless a Crawl-delay asks for it;
+	// if zero, DefaultMinDelay is used.
+	MinDelay time.Duration
+	// MaxCrawlDelay caps how far the Crawl-delay of the crawler's groups
+	// raises the delay between requests to an origin. If negative,
+	// Crawl-delay is ignored; if zero, DefaultMaxCrawlDelay is used.
+	MaxCrawlDelay time.Duration
+	// Freshness is how long a fetched robots.txt, or a 4xx answer, is
+	// reused before it is fetched again; a shorter Cache-Control max-age,
+	// less the response's Age, is honoured down to MinFreshness. If zero
+	// or negative, DefaultFreshness (24 hours) is used.
+	Freshness time.Duration
+	// MinFreshness is the shortest time a fetched robots.txt is reused,
+	// so that max-age=0, no-cache or no-store never mean a fetch per
+	// request. It is never more than Freshness. If zero or negative,
+	// DefaultMinFreshness (a minute) is used.
+	MinFreshness time.Duration
+	// FallbackAfter is how long an origin's robots.txt must stay
+	// unreachable, refusing every request, before the last good copy is
+	// used instead (or, with none, every request allowed). If zero or
+	// negative, DefaultFallbackAfter (30 days) is used.
+	FallbackAfter time.Duration
+	// MinBackoff is the wait before the first retry of an unreachable
+	// robots.txt; each further failure doubles it. If zero or negative,
+	// DefaultMinBackoff is used.
+	MinBackoff time.Duration
+	// MaxBackoff caps the wait between retries of an unreachable
+	// robots.txt and the pause that a Retry-After can impose on an
+	// origin; it is never more than Freshness. If zero or negative,
+	// DefaultMaxBackoff is used.
+	MaxBackoff time.Duration
+	// MaxRedirects is how many redirects a robots.txt fetch follows before
+	// taking the robots.txt as unavailable. If negative, none is
+	// followed; if zero, DefaultMaxRedirects is used.
+	MaxRedirects int
+	// MaxSize is how many bytes of a robots.txt are read; content past it
+	// is ignored, cut back to the last complete line. RFC 9309 section 2.5
+	// requires at least policy.MaxSize (500 KiB), so smaller values,
+	// zero included, mean policy.MaxSize; values above MaxMaxSize mean
+	// MaxMaxSize.
+	MaxSize int
+	// Cache is where each origin's robots record (outcome, validators,
+	// body, outage clock) is kept, one entry per origin; transports
+	// sharing one share their fetches. A Cache that also implements
+	// Leaser or Swapper lets transports in several processes share one
+	// fetch per origin and merge their records. If nil, a MemoryCache
+	// holding 2*MaxOrigins entries and DefaultCacheBytes bytes is used.
+	Cache httpcache.Cache
+	// MaxOrigins is how many origins' parsed robots.txt are held in
+	// memory, the least useful forgotten first; a forgotten origin is
+	// reloaded from Cache. If zero or negative, DefaultMaxOrigins is used.
+	MaxOrigins int
+	// MaxRobotsBytes bounds the memory, in bytes, that the parsed
+	// robots.txt of the origins held in memory take, alongside
+	// MaxOrigins. If zero or negative, DefaultMaxRobotsBytes (256 MiB) is
+	// used.
+	MaxRobotsBytes int64
+	// Logger records each robots.txt fetch with its outcome and each
+	// refused request with its reason. If nil, nothing is logged.
+	Logger *slog.Logger
+}
+
+// config is Options with every default applied and every value clamped:
+// what the owners read.
+type config struct {
+	userAgent string
+	tokens    []string
+	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
+	logger    *slog.Logger
+
+	fetchTimeout, minDelay, maxCrawlDelay time.Duration
+	freshness, minFreshness               time.Duration
+	fallbackAfter                         time.Duration
+	minBackoff, maxBackoff                time.Duration
+	maxRedirects, maxSize                 int
+	maxOrigins                            int
+	maxRobotsBytes                        int64
+}
+
+// newConfig applies the defaults to opts.
+func newConfig(opts Options) config {
+	c := config{
+		userAgent:      opts.UserAgent,
+		tokens:         opts.Agents,
+		now:            opts.Now,
+		sleep:          opts.Sleep,
+		logger:         opts.Logger,
+		fetchTimeout:   positiveOr(opts.FetchTimeout, DefaultFetchTimeout),
+		minDelay:       max(orDefault(opts.MinDelay, DefaultMinDelay), 0),
+		maxCrawlDelay:  max(orDefault(opts.MaxCrawlDelay, DefaultMaxCrawlDelay), 0),
+		freshness:      positiveOr(opts.Freshness, DefaultFreshness),
+		fallbackAfter:  positiveOr(opts.FallbackAfter, DefaultFallbackAfter),
+		minBackoff:     positiveOr(opts.MinBackoff, DefaultMinBackoff),
+		maxRedirects:   max(orDefault(opts.MaxRedirects, DefaultMaxRedirects), 0),
+		maxSize:        min(max(opts.MaxSize, policy.MaxSize), MaxMaxSize),
+		maxOrigins:     opts.MaxOrigins,
+		maxRobotsBytes: opts.MaxRobotsBytes,
+	}
+	c.minFreshness = min(positiveOr(opts.MinFreshness, DefaultMinFreshness), c.freshness)
+	c.maxBackoff = min(positiveOr(opts.MaxBackoff, DefaultMaxBackoff), c.freshness)
+	c.minBackoff = min(c.minBackoff, c.maxBackoff)
+	if c.maxOrigins <= 0 {
+		c.maxOrigins = DefaultMaxOrigins
+	}
+	if c.maxRobotsBytes <= 0 {
+		c.maxRobotsBytes = DefaultMaxRobotsBytes
+	}
+	if len(c.tokens) == 0 {
+		if tok := policy.ProductToken(opts.UserAgent); tok != "" {
+			c.tokens = []string{tok}
+		}
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = sleep
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// orDefault returns v, or def when v is zero.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// positiveOr returns v, or def when v is zero or negative.
+func positiveOr(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// sleep waits for d or until ctx is done, on a real timer: the default
+// Options.Sleep.
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

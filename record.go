@@ -1,0 +1,369 @@
+package robots
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// Outcome is what fetching an origin's robots.txt came to, and so how its
+// requests are decided (RFC 9309 section 2.3.1).
+type Outcome int
+
+const (
+	// Parsed: the robots.txt was fetched (2xx) and its rules decide.
+	Parsed Outcome = iota + 1
+	// Unavailable: the server answered 4xx (except 429), or redirected
+	// too often; every request is allowed.
+	Unavailable
+	// Unreachable: 429, 5xx, a timeout, a network error or a broken body;
+	// every request is refused until a later fetch succeeds, and after
+	// Options.FallbackAfter the last good copy is used.
+	Unreachable
+)
+
+// String returns "parsed", "unavailable" or "unreachable".
+func (o Outcome) String() string {
+	switch o {
+	case Parsed:
+		return "parsed"
+	case Unavailable:
+		return "unavailable"
+	case Unreachable:
+		return "unreachable"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// record is one origin's robots state as it is stored: what the last fetch
+// came to, the validators to revalidate it with, and, while unreachable,
+// the outage clock and the last good copy. Its methods are the pure state
+// machine (next, due, rules, merge): they take the time and the settings
+// as arguments and change nothing but their result.
+type record struct {
+	Outcome   Outcome   `json:"outcome"`
+	Status    int       `json:"status,omitempty"`
+	Size      int64     `json:"size,omitempty"` // decoded bytes kept, at most the size limit
+	Truncated bool      `json:"truncated,omitempty"`
+	FetchedAt time.Time `json:"fetchedAt"`
+	Expires   time.Time `json:"expires,omitzero"` // good outcomes: when stale
+	// Validators of a parsed body, sent back in a conditional GET.
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+	// Vary reports that the response varied by User-Agent, so the record
+	// is kept per user agent (store.go).
+	Vary bool `json:"vary,omitempty"`
+	// Unreachable outcomes: the first failure of the current run, when to
+	// fetch again, how many fetches failed in a row, the last error and
+	// the last good copy.
+	Since    time.Time `json:"since,omitzero"`
+	RetryAt  time.Time `json:"retryAt,omitzero"`
+	Failures int       `json:"failures,omitempty"`
+	Err      string    `json:"err,omitempty"`
+	Good     *record   `json:"good,omitempty"`
+	// BodyLen is len(Body) in the stored form, whose header is JSON and
+	// whose bodies follow it raw.
+	BodyLen int    `json:"bodyLen,omitempty"`
+	Body    []byte `json:"-"` // when Parsed: the file as parsed, cut to the size limit
+}
+
+// recordMagic starts every stored record: its last line names the format
+// version. A record of another version is treated as missing and left in
+// place, since a newer transport sharing the store may have written it.
+const recordMagic = "robots-record v2\n"
+
+// encode returns the stored form of r: recordMagic, a JSON header line,
+// then the body and the good copy's body, raw, so that a body is held once
+// and costs no base64.
+func (r record) encode() []byte {
+	r.BodyLen = len(r.Body)
+	var goodBody []byte
+	if r.Good != nil {
+		g := *r.Good
+		g.BodyLen, goodBody = len(g.Body), g.Body
+		r.Good = &g
+	}
+	head, err := json.Marshal(r)
+	if err != nil {
+		// A record holds only strings, numbers and times of this
+		// package's making; json cannot fail on them.
+		panic(err)
+	}
+	out := make([]byte, 0, len(recordMagic)+len(head)+1+len(r.Body)+len(goodBody))
+	out = append(out, recordMagic...)
+	out = append(out, head...)
+	out = append(out, '\n')
+	out = append(out, r.Body...)
+	return append(out, goodBody...)
+}
+
+// errRecord is why a stored record cannot be read.
+var errRecord = errors.New("robots: unreadable record")
+
+// errNewerRecord says that a stored record was written by a newer version.
+var errNewerRecord = errors.New("robots: record of a newer version")
+
+// decodeRecord reads a stored record. A record cut short, damaged, or of
+// another version is an error: the caller treats it as missing.
+func decodeRecord(data []byte) (record, error) {
+	var r record
+	rest, ok := bytes.CutPrefix(data, []byte(recordMagic))
+	if !ok {
+		if bytes.HasPrefix(data, []byte("robots-record v")) {
+			return r, errNewerRecord
+		}
+		return r, errRecord
+	}
+	head, rest, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok || json.Unmarshal(head, &r) != nil {
+		return r, errRecord
+	}
+	goodLen := 0
+	if r.Good != nil {
+		goodLen = r.Good.BodyLen
+	}
+	if r.BodyLen < 0 || goodLen < 0 || r.BodyLen > MaxMaxSize || goodLen > MaxMaxSize || len(rest) != r.BodyLen+goodLen {
+		return r, errRecord
+	}
+	r.Body = rest[:r.BodyLen:r.BodyLen]
+	if r.Good != nil {
+		r.Good.Body = rest[r.BodyLen:]
+	}
+	if !r.valid() {
+		return r, errRecord
+	}
+	return r, nil
+}
+
+// valid reports whether a decoded record is one this version could have
+// written.
+func (r *record) valid() bool {
+	if r.Outcome < Parsed || r.Outcome > Unreachable || r.FetchedAt.IsZero() {
+		return false
+	}
+	if r.Outcome != Parsed && len(r.Body) > 0 {
+		return false
+	}
+	if g := r.Good; g != nil {
+		if r.Outcome != Unreachable || g.Outcome == Unreachable || g.Good != nil || g.Outcome != Parsed && len(g.Body) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// due reports whether the record is stale at now and the robots.txt is to
+// be fetched again.
+func (r *record) due(now time.Time) bool {
+	if r.Outcome == Unreachable {
+		return !now.Before(r.RetryAt)
+	}
+	return !now.Before(r.Expires)
+}
+
+// freshness is what the state machine needs of the options.
+type freshness struct {
+	freshness, minFreshness time.Duration
+	minBackoff, maxBackoff  time.Duration
+}
+
+// next returns the record that a fetch finishing at now with res leads to
+// from prev (nil when the origin had none).
+func next(prev *record, res fetchResult, now time.Time, f freshness) record {
+	if res.notModified && prev != nil {
+		// A 304 renews the copy revalidated: the good record itself, or
+		// the last good copy held through an outage.
+		good := prev
+		if prev.Outcome == Unreachable {
+			good = prev.Good
+		}
+		if good != nil && good.Outcome == Parsed {
+			rec := *good
+			rec.Status, rec.FetchedAt, rec.Expires = res.status, now, now.Add(f.lifetime(res))
+			if res.etag != "" {
+				rec.ETag = res.etag
+			}
+			if res.lastModified != "" {
+				rec.LastModified = res.lastModified
+			}
+			rec.Vary = res.vary
+			return rec
+		}
+	}
+	if res.outcome != Unreachable {
+		rec := record{
+			Outcome: res.outcome, Status: res.status, Body: res.body, Size: res.size, Truncated: res.truncated,
+			FetchedAt: now, Expires: now.Add(f.lifetime(res)), Vary: res.vary,
+		}
+		if res.outcome == Parsed {
+			rec.ETag, rec.LastModified = res.etag, res.lastModified
+		}
+		return rec
+	}
+	rec := record{Outcome: Unreachable, Status: res.status, FetchedAt: now, Since: now, Failures: 1, Vary: res.vary}
+	if res.err != nil {
+		rec.Err = res.err.Error()
+	}
+	if prev != nil {
+		if prev.Outcome == Unreachable {
+			rec.Since, rec.Failures, rec.Good = prev.Since, prev.Failures+1, prev.Good
+		} else {
+			good := *prev
+			good.Vary = false
+			rec.Good = &good
+		}
+	}
+	rec.RetryAt = now.Add(f.backoff(rec.Failures, res.retryAfter))
+	return rec
+}
+
+// lifetime is how long a good outcome is reused: Options.Freshness, or the
+// Cache-Control max-age less the response's Age when shorter (RFC 9309
+// section 2.4, RFC 9111 section 4.2.3), never less than
+// Options.MinFreshness; no-cache and no-store mean the floor.
+func (f freshness) lifetime(res fetchResult) time.Duration {
+	d := f.freshness
+	switch {
+	case res.noCache:
+		d = 0
+	case res.maxAge >= 0:
+		d = min(d, res.maxAge-min(res.age, res.maxAge))
+	}
+	return min(max(d, f.minFreshness), f.freshness)
+}
+
+// backoff is the wait before fetching an unreachable robots.txt again after
+// failures failed fetches in a row: Options.MinBackoff doubled for each
+// failure after the first, at least a Retry-After the server sent, and at
+// most Options.MaxBackoff.
+func (f freshness) backoff(failures int, retryAfter time.Duration) time.Duration {
+	d := f.minBackoff
+	for i := 1; i < failures && d < f.maxBackoff; i++ {
+		d *= 2
+	}
+	return min(max(d, retryAfter), f.maxBackoff)
+}
+
+// merge returns what two records of one origin, written by different
+// transports, come to together: never an older outcome over a newer one,
+// never losing the last good copy, and the outage clock of the longest
+// run of failures that has not been ended by a success since.
+func merge(a, b record) record {
+	if b.FetchedAt.After(a.FetchedAt) {
+		a, b = b, a
+	}
+	// a is the newer.
+	if a.Outcome != Unreachable {
+		return a
+	}
+	out := a
+	if b.Outcome == Unreachable {
+		if b.Since.Before(out.Since) {
+			out.Since = b.Since
+		}
+		out.Failures = max(out.Failures, b.Failures)
+		out.Good = newerGood(out.Good, b.Good)
+	} else if !b.FetchedAt.Before(out.Since) {
+		// b succeeded after a's run began: the outage counts from its
+		// own failure on, and b is the last good copy.
+		good := b
+		good.Vary = false
+		out.Good = newerGood(out.Good, &good)
+		out.Since = a.FetchedAt
+		out.Failures = 1
+	} else {
+		good := b
+		out.Good = newerGood(out.Good, &good)
+	}
+	return out
+}
+
+// newerGood returns the more recently fetched of two good copies.
+func newerGood(a, b *record) *record {
+	if a == nil || b != nil && b.FetchedAt.After(a.FetchedAt) {
+		return b
+	}
+	return a
+}
+
+// state is an origin's robots record in memory with its robots.txt
+// parsed. It is immutable once built and shared by every request to the
+// origin.
+type state struct {
+	rec    record
+	robots *policy.Robots // rec.Body parsed, when rec.Outcome is Parsed
+	good   *policy.Robots // rec.Good.Body parsed, when it is Parsed
+	err    error          // why the fetch failed, when unreachable
+}
+
+// newState parses rec, reusing the parses of earlier for the same body,
+// which is what a revalidated robots.txt usually has.
+func newState(rec record, err error, earlier *state) *state {
+	st := &state{rec: rec, err: err}
+	if rec.Outcome == Parsed {
+		st.robots = parseLike(rec.Body, earlier)
+	}
+	if rec.Good != nil && rec.Good.Outcome == Parsed {
+		st.good = parseLike(rec.Good.Body, earlier)
+	}
+	if rec.Outcome == Unreachable && err == nil && rec.Err != "" {
+		st.err = errors.New(rec.Err)
+	}
+	return st
+}
+
+// parseLike parses body, or returns a parse of earlier with the same body.
+func parseLike(body []byte, earlier *state) *policy.Robots {
+	if earlier != nil {
+		if earlier.robots != nil && bytes.Equal(earlier.rec.Body, body) {
+			return earlier.robots
+		}
+		if earlier.good != nil && bytes.Equal(earlier.rec.Good.Body, body) {
+			return earlier.good
+		}
+	}
+	return policy.Parse(body)
+}
+
+// rules returns what decides requests at now: the rules in force (nil when
+// every request is allowed), or refuse when every request is refused.
+// fallback reports that the origin has been unreachable for at least
+// after, so that the last good copy, or with none an allow-all, is in force
+// (RFC 9309 section 2.3.1.4).
+func (s *state) rules(now time.Time, after time.Duration) (robots *policy.Robots, refuse, fallback bool) {
+	switch s.rec.Outcome {
+	case Parsed:
+		return s.robots, false, false
+	case Unreachable:
+		if now.Sub(s.rec.Since) < after {
+			return nil, true, false
+		}
+		return s.good, false, true
+	}
+	return nil, false, false
+}
+
+// parsedFactor is how many bytes of memory a parsed robots.txt takes per
+// byte of its text, at most: TestMemoryBoundedInBytes measures the real
+// ratio on a 500 KiB file and fails if it exceeds this.
+const parsedFactor = 12
+
+// stateOverhead is what a state costs beyond its bodies and their parses.
+const stateOverhead = 1 << 10
+
+// weight estimates the bytes of memory st holds: its bodies and their
+// parses.
+func (s *state) weight() int64 {
+	n := int64(stateOverhead)
+	if s.rec.Outcome == Parsed {
+		n += int64(len(s.rec.Body)) * (1 + parsedFactor)
+	}
+	if s.rec.Good != nil {
+		n += int64(len(s.rec.Good.Body)) * (1 + parsedFactor)
+	}
+	return n
+}

@@ -1,0 +1,244 @@
+package robots
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestZeroTransport checks that the zero Transport works like
+// NewTransport(nil, Options{}) instead of panicking.
+func TestZeroTransport(t *testing.T) {
+	s := newSite(t, serve(200, privateRobots))
+	var tr Transport
+	defer tr.CloseIdleConnections()
+	if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("Check /private: %v, want refused", err)
+	}
+	if _, err := get(t, &tr, s.URL+"/public"); err != nil {
+		t.Errorf("GET /public: %v", err)
+	}
+	if st := tr.Stats(); st.Fetches[Parsed] != 1 || st.Sent != 1 {
+		t.Errorf("Stats = %+v", st)
+	}
+}
+
+// TestCheckRejectsRelative checks that a URL naming no origin is an
+// error, not an allowed request.
+func TestCheckRejectsRelative(t *testing.T) {
+	tr := newTestTransport(t, newClock(), Options{})
+	for _, raw := range []string{"/relative", "not a url", "//host.example/x", "http:///nohost", "", "%zz"} {
+		err := tr.Check(context.Background(), raw)
+		if err == nil || errors.Is(err, ErrDisallowed) || !strings.HasPrefix(err.Error(), "robots: ") {
+			t.Errorf("Check(%q) = %v, want a robots: error that is not a refusal", raw, err)
+		}
+		if _, err := tr.Robots(context.Background(), raw); err == nil {
+			t.Errorf("Robots(%q) accepted", raw)
+		}
+	}
+	if err := tr.Check(context.Background(), "mailto:someone@site.example"); err != nil {
+		t.Errorf("mailto: %v, want nil (passed through)", err)
+	}
+}
+
+// TestTrailingDotSameOrigin checks that "site.example." shares the
+// robots.txt of "site.example".
+func TestTrailingDotSameOrigin(t *testing.T) {
+	var fetched []string
+	var mu sync.Mutex
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			mu.Lock()
+			fetched = append(fetched, r.URL.String())
+			mu.Unlock()
+		}
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(privateRobots)), Request: r}, nil
+	})
+	c := newClock()
+	tr := NewTransport(base, Options{MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
+	for _, u := range []string{"http://site.example/a", "http://site.example./b", "http://SITE.example.:80/c", "http://bücher.example./d", "http://xn--bcher-kva.example/e"} {
+		if err := tr.Check(context.Background(), u); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if want := "http://site.example/robots.txt http://xn--bcher-kva.example/robots.txt"; strings.Join(fetched, " ") != want {
+		t.Errorf("fetched %v, want %s", fetched, want)
+	}
+	if tr.Stats().Origins != 2 {
+		t.Errorf("%d origins held, want 2", tr.Stats().Origins)
+	}
+}
+
+// panicCache is a Cache whose every method panics.
+type panicCache struct{}
+
+func (panicCache) Get(string) ([]byte, bool) { panic("cache Get broke") }
+func (panicCache) Set(string, []byte)        { panic("cache Set broke") }
+func (panicCache) Delete(string)             { panic("cache Delete broke") }
+
+// panicHandler is a slog.Handler that panics on every record.
+type panicHandler struct{}
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("logger broke") }
+func (h panicHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h panicHandler) WithGroup(string) slog.Handler           { return h }
+
+// TestPluginPanicsRecovered checks that a panic of the Cache, the Logger
+// or the base RoundTripper during a robots.txt fetch is recovered: the
+// base's makes the origin unreachable for that fetch, with the stack
+// logged; the Cache's and the Logger's cost only what they would have
+// done.
+func TestPluginPanicsRecovered(t *testing.T) {
+	t.Run("base", func(t *testing.T) {
+		base := rtFunc(func(r *http.Request) (*http.Response, error) { panic("base broke") })
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		c := newClock()
+		tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+		var de *DisallowedError
+		if err := tr.Check(context.Background(), "http://site.example/x"); !errors.As(err, &de) || !de.Unreachable {
+			t.Fatalf("Check: %v, want refused as unreachable", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !strings.Contains(logs.String(), "base broke") || !strings.Contains(logs.String(), "goroutine") {
+			t.Errorf("panic not logged with its stack:\n%s", logs.String())
+		}
+		if st := tr.Stats(); st.FetchStatus["network"] != 1 {
+			t.Errorf("FetchStatus = %v, want one network failure", st.FetchStatus)
+		}
+	})
+	t.Run("cache", func(t *testing.T) {
+		s := newSite(t, serve(200, privateRobots))
+		tr := newTestTransport(t, newClock(), Options{Cache: panicCache{}})
+		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("Check: %v, want refused by the fetched file", err)
+		}
+	})
+	t.Run("logger", func(t *testing.T) {
+		s := newSite(t, serve(200, privateRobots))
+		tr := newTestTransport(t, newClock(), Options{Logger: slog.New(panicHandler{})})
+		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("Check: %v, want refused by the fetched file", err)
+		}
+	})
+}
+
+// TestFetchTimeoutBaseIgnoresContext checks that FetchTimeout bounds a
+// robots.txt fetch whose base RoundTripper never returns.
+func TestFetchTimeoutBaseIgnoresContext(t *testing.T) {
+	stuck := make(chan struct{})
+	t.Cleanup(func() { close(stuck) })
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		<-stuck // ignores r.Context()
+		return nil, errors.New("released")
+	})
+	c := newClock()
+	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, FetchTimeout: 50 * time.Millisecond})
+	start := time.Now()
+	var de *DisallowedError
+	err := tr.Check(context.Background(), "http://site.example/x")
+	if !errors.As(err, &de) || !de.Unreachable || de.Err == nil || !strings.Contains(de.Err.Error(), "within 50ms") {
+		t.Errorf("Check: %v, want refused as unreachable after the timeout", err)
+	}
+	// A generous ceiling: the bound is 50 ms.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Check took %v", d)
+	}
+}
+
+// TestScrapyLikeUserAgent checks that without UserAgent or Agents each
+// request is decided for the product token of its own User-Agent, and
+// Check for the "*" groups.
+func TestScrapyLikeUserAgent(t *testing.T) {
+	s := newSite(t, serve(200, "User-agent: FooBot\nDisallow: /foo\n\nUser-agent: BarBot\nDisallow: /bar\n\nUser-agent: *\nDisallow: /all\n"))
+	c := newClock()
+	tr := NewTransport(nil, Options{MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
+	t.Cleanup(tr.CloseIdleConnections)
+	for _, tc := range []struct {
+		ua, path string
+		allowed  bool
+	}{
+		{"FooBot/1.0 (+https://foo.example)", "/foo", false},
+		{"FooBot/1.0", "/bar", true},
+		{"FooBot/1.0", "/all", true},
+		{"BarBot/2", "/bar", false},
+		{"BarBot/2", "/foo", true},
+		{"", "/all", false},
+		{"OtherBot", "/all", false},
+		{"OtherBot", "/foo", true},
+	} {
+		req, _ := http.NewRequest("GET", s.URL+tc.path, nil)
+		if tc.ua != "" {
+			req.Header.Set("User-Agent", tc.ua)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if (err == nil) != tc.allowed {
+			t.Errorf("%q %s: %v, want allowed=%v", tc.ua, tc.path, err, tc.allowed)
+		}
+	}
+	if err := tr.Check(context.Background(), s.URL+"/all"); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("Check /all: %v, want refused by the * group", err)
+	}
+	if err := tr.Check(context.Background(), s.URL+"/foo"); err != nil {
+		t.Errorf("Check /foo: %v, want allowed by the * group", err)
+	}
+}
+
+// TestStatsCounts checks what Stats counts apart: requests sent, requests
+// for /robots.txt itself, decisions of Check, and fetches by status class.
+func TestStatsCounts(t *testing.T) {
+	ok := newSite(t, serve(200, privateRobots))
+	missing := newSite(t, serve(404, ""))
+	down := newSite(t, serve(503, ""))
+	var hits atomic.Int64
+	redirects := redirectServer(t, http.StatusFound, 10, "", &hits)
+	c := newClock()
+	tr := newTestTransport(t, c, Options{})
+	ctx := context.Background()
+	get(t, tr, ok.URL+"/a")
+	get(t, tr, ok.URL+"/private")
+	get(t, tr, ok.URL+"/robots.txt")
+	tr.Check(ctx, ok.URL+"/b")
+	tr.Check(ctx, missing.URL+"/a")
+	tr.Check(ctx, down.URL+"/a")
+	tr.Check(ctx, redirects.URL+"/a")
+	st := tr.Stats()
+	if st.Sent != 2 || st.RobotsRequests != 1 || st.Allowed != 4 || st.Refused != 2 {
+		t.Errorf("Sent %d RobotsRequests %d Allowed %d Refused %d; want 2 1 4 2", st.Sent, st.RobotsRequests, st.Allowed, st.Refused)
+	}
+	want := map[string]int64{"2xx": 1, "3xx": 1, "4xx": 1, "5xx": 1, "network": 0}
+	for k, v := range want {
+		if st.FetchStatus[k] != v {
+			t.Errorf("FetchStatus = %v, want %v", st.FetchStatus, want)
+			break
+		}
+	}
+}
+
+// TestSitemapsAbsolute checks that RobotsInfo.Sitemaps are resolved
+// against the robots.txt URL.
+func TestSitemapsAbsolute(t *testing.T) {
+	s := newSite(t, serve(200, "Sitemap: /sitemap.xml\nSitemap: https://cdn.example/s.xml\nSitemap: ftp://x.example/s\n\nUser-agent: *\nDisallow:\n"))
+	tr := newTestTransport(t, newClock(), Options{})
+	info, err := tr.Robots(context.Background(), s.URL+"/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.URL + "/sitemap.xml https://cdn.example/s.xml"
+	if got := strings.Join(info.Sitemaps, " "); got != want {
+		t.Errorf("Sitemaps %q, want %q", got, want)
+	}
+}

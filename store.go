@@ -1,0 +1,233 @@
+package robots
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/gregjones/httpcache"
+)
+
+// Leaser is an optional capability of an Options.Cache shared by several
+// processes: a fleet-wide lease on fetching one origin's robots.txt, so
+// that the fleet fetches it once. The key is the origin's record key.
+type Leaser interface {
+	// Lease takes the fetch lease on key for ttl if no one holds it. It
+	// reports whether the caller now holds it. token identifies the
+	// holder (random per transport).
+	Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
+	// Unlease gives the lease up if token still holds it.
+	Unlease(ctx context.Context, key, token string) error
+}
+
+// Swapper is an optional capability of an Options.Cache shared by several
+// writers: compare-and-swap of one record, so that concurrent writers
+// merge their records instead of overwriting each other's.
+type Swapper interface {
+	// Swap stores new under key only if the stored value equals old (old
+	// nil: only if absent). It reports whether it stored.
+	Swap(ctx context.Context, key string, old, new []byte) (bool, error)
+}
+
+// recordPrefix starts the key of every record a transport stores:
+// recordPrefix + originKey, and + " " + a user-agent variant for a
+// robots.txt served with Vary: User-Agent. An origin key never holds a
+// space, so a store can find it between the first space and the next.
+const recordPrefix = "robots-record "
+
+// store loads and saves origins' records through Options.Cache, one record
+// per origin (per user agent when the robots.txt varies by it). It guards
+// against the Cache: a record it cannot read is missing, a panic of its
+// methods is recovered and logged, and an error of a fleet capability
+// falls back to this process's own fetch. It is safe for concurrent use
+// when the Cache is.
+type store struct {
+	cache   httpcache.Cache
+	leaser  Leaser  // nil when the Cache has no leases
+	swapper Swapper // nil when the Cache has no compare-and-swap
+	variant string  // this transport's user-agent variant
+	token   string  // this transport's lease token
+	logger  *slog.Logger
+}
+
+// swapTries is how many times a save re-reads and merges when another
+// writer swapped the record first.
+const swapTries = 4
+
+// Lease polling: the first wait for another process's fetch, and the
+// longest.
+const (
+	leasePollMin = 20 * time.Millisecond
+	leasePollMax = 500 * time.Millisecond
+)
+
+func newStore(cache httpcache.Cache, userAgent string, logger *slog.Logger) *store {
+	s := &store{cache: cache, logger: logger}
+	s.leaser, _ = cache.(Leaser)
+	s.swapper, _ = cache.(Swapper)
+	sum := sha256.Sum256([]byte(userAgent))
+	s.variant = "ua-" + hex.EncodeToString(sum[:8])
+	s.token = rand.Text()
+	return s
+}
+
+// recordKey is the key of originKey's record.
+func recordKey(originKey string) string { return recordPrefix + originKey }
+
+// load returns the record of originKey this transport's user agent sees,
+// and whether there is a readable one.
+func (s *store) load(originKey string) (record, bool) {
+	rec, _, ok := s.get(recordKey(originKey))
+	if ok && rec.Vary {
+		rec, _, ok = s.get(s.variantKey(originKey))
+	}
+	return rec, ok
+}
+
+// variantKey is the key of originKey's record for this transport's user
+// agent.
+func (s *store) variantKey(originKey string) string {
+	return recordKey(originKey) + " " + s.variant
+}
+
+// get reads the record under key, with its stored bytes. A record that
+// cannot be read is missing; one of a newer version is missing too but
+// left in place for the transport that wrote it.
+func (s *store) get(key string) (rec record, raw []byte, ok bool) {
+	defer s.recoverCache("Get", key)
+	raw, found := s.cache.Get(key)
+	if !found {
+		return record{}, nil, false
+	}
+	rec, err := decodeRecord(raw)
+	if err != nil {
+		if !errors.Is(err, errNewerRecord) {
+			safeLog(s.logger, slog.LevelWarn, "robots: unreadable record ignored", "key", key)
+		}
+		return record{}, raw, false
+	}
+	return rec, raw, true
+}
+
+// save stores rec as originKey's record, merged with what another
+// transport may have stored meanwhile, and returns the merged record.
+func (s *store) save(ctx context.Context, originKey string, rec record) record {
+	key := recordKey(originKey)
+	if rec.Vary {
+		// The plain key only says where to look; its own record is the
+		// same without bodies, so a marker costs little.
+		marker := rec
+		marker.Body, marker.Good, marker.Size, marker.Truncated = nil, nil, 0, false
+		if marker.Outcome == Parsed {
+			marker.Outcome = Unavailable
+		}
+		s.put(key, marker.encode())
+		key = s.variantKey(originKey)
+	}
+	if s.swapper != nil {
+		for range swapTries {
+			old, raw, ok := s.get(key)
+			merged := rec
+			if ok {
+				merged = merge(old, rec)
+			}
+			stored, err := s.swap(ctx, key, raw, merged.encode())
+			if err != nil {
+				break
+			}
+			if stored {
+				return merged
+			}
+		}
+	}
+	if old, _, ok := s.get(key); ok {
+		rec = merge(old, rec)
+	}
+	s.put(key, rec.encode())
+	return rec
+}
+
+// put sets key to data.
+func (s *store) put(key string, data []byte) {
+	defer s.recoverCache("Set", key)
+	s.cache.Set(key, data)
+}
+
+// swap is Swapper.Swap, its panics taken as errors.
+func (s *store) swap(ctx context.Context, key string, old, new []byte) (stored bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logPanic("Swap", key, p)
+			err = fmt.Errorf("robots: Swap panicked: %v", p)
+		}
+	}()
+	return s.swapper.Swap(ctx, key, old, new)
+}
+
+// recoverCache recovers a panic of the Cache's method op on key and logs
+// it with its stack; the call then counts as a miss.
+func (s *store) recoverCache(op, key string) {
+	if p := recover(); p != nil {
+		s.logPanic(op, key, p)
+	}
+}
+
+func (s *store) logPanic(op, key string, p any) {
+	safeLog(s.logger, slog.LevelError, "robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
+}
+
+// lease takes the fleet's fetch lease on originKey for ttl. It reports
+// whether this transport may fetch: when it holds the lease, when the
+// Cache has no leases, or when the lease cannot be asked for (the store
+// being down must not stop this process's own fetch).
+func (s *store) lease(ctx context.Context, originKey string, ttl time.Duration) (held, fetch bool) {
+	if s.leaser == nil {
+		return false, true
+	}
+	var ok bool
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.logPanic("Lease", originKey, p)
+				err = errors.New("panic")
+			}
+		}()
+		ok, err = s.leaser.Lease(ctx, recordKey(originKey), s.token, ttl)
+		return err
+	}()
+	if err != nil {
+		return false, true
+	}
+	return ok, ok
+}
+
+// unlease gives the lease on originKey back.
+func (s *store) unlease(ctx context.Context, originKey string) {
+	defer s.recoverCache("Unlease", originKey)
+	s.leaser.Unlease(ctx, recordKey(originKey), s.token)
+}
+
+// awaitOther waits for another process holding originKey's lease to store
+// a record fresh at the clock's time, polling with a growing interval
+// until deadline. It returns that record, or ok false when none came and
+// the caller may fetch itself: the lease came free or the wait ran out.
+func (s *store) awaitOther(ctx context.Context, originKey string, now func() time.Time, sleep func(context.Context, time.Duration) error, deadline time.Time, ttl time.Duration) (rec record, held, ok bool) {
+	for d := leasePollMin; now().Before(deadline); d = min(2*d, leasePollMax) {
+		if sleep(ctx, d) != nil {
+			return record{}, false, false
+		}
+		if rec, found := s.load(originKey); found && !rec.due(now()) {
+			return rec, false, true
+		}
+		if held, fetch := s.lease(ctx, originKey, ttl); fetch {
+			return record{}, held, false
+		}
+	}
+	return record{}, false, false
+}
