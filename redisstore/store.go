@@ -86,6 +86,7 @@ type Store struct {
 	ttl     time.Duration
 	timeout time.Duration
 	health  health
+	seen    seenRecords
 }
 
 // New returns a Store on client. The client is the caller's: the Store
@@ -130,6 +131,9 @@ func (s *Store) Get(key string) ([]byte, bool) {
 	})
 	if err != nil {
 		return nil, false
+	}
+	if strings.HasPrefix(key, recordPrefix) {
+		s.seen.note(key, val, found)
 	}
 	return val, found
 }

@@ -18,7 +18,16 @@ import (
 	"github.com/crawlkit/robots/redisstore"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	// The client's own log lines about a stopped server would drown the
+	// output of the tests that stop it.
+	redis.SetLogger(quiet{})
+	redistest.Main(m)
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // newStore starts a redis-server for t and returns a client on it and a
 // Store with opts over that client.
