@@ -103,26 +103,22 @@ return 1
 func (s *Store) Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	ttl = max(ttl, time.Millisecond)
 	digest, checked := s.seen.take(key)
-	var held bool
-	err := s.do(ctx, "lease", func(ctx context.Context) error {
+	return call(ctx, s, "lease", func(ctx context.Context) (bool, error) {
 		if !checked {
-			ok, err := s.client.SetNX(ctx, s.leaseKey(key), token, ttl).Result()
-			held = ok
-			return err
+			return s.client.SetNX(ctx, s.leaseKey(key), token, ttl).Result()
 		}
 		n, err := leaseScript.Run(ctx, s.client, []string{s.leaseKey(key), s.recordKey(key)},
 			token, ttl.Milliseconds(), digest).Int()
-		held = n == 1
-		return err
+		return n == 1, err
 	})
-	return held && err == nil, err
 }
 
 // Unlease gives up the lease on key if token still holds it.
 func (s *Store) Unlease(ctx context.Context, key, token string) error {
-	return s.do(ctx, "unlease", func(ctx context.Context) error {
-		return unleaseScript.Run(ctx, s.client, []string{s.leaseKey(key)}, token).Err()
+	_, err := call(ctx, s, "unlease", func(ctx context.Context) (any, error) {
+		return unleaseScript.Run(ctx, s.client, []string{s.leaseKey(key)}, token).Result()
 	})
+	return err
 }
 
 // Swap stores new under key, for Options.TTL, only if the stored value
@@ -134,14 +130,11 @@ func (s *Store) Swap(ctx context.Context, key string, old, new []byte) (bool, er
 	if old == nil {
 		expect = "0"
 	}
-	var stored bool
-	err := s.do(ctx, "swap", func(ctx context.Context) error {
+	return call(ctx, s, "swap", func(ctx context.Context) (bool, error) {
 		n, err := swapScript.Run(ctx, s.client, []string{s.recordKey(key)},
 			expect, old, new, s.ttl.Milliseconds()).Int()
-		stored = n == 1
-		return err
+		return n == 1, err
 	})
-	return stored && err == nil, err
 }
 
 // ReserveSlot reserves the earliest send time for origin that is no
@@ -160,15 +153,13 @@ func (s *Store) ReserveSlot(ctx context.Context, origin string, now time.Time, i
 	if !limit.IsZero() {
 		lim = max(limit.UnixMicro(), 1)
 	}
-	var reply []int64
-	err = s.do(ctx, "reserve slot", func(ctx context.Context) error {
+	reply, err := call(ctx, s, "reserve slot", func(ctx context.Context) ([]int64, error) {
 		r, err := reserveScript.Run(ctx, s.client, []string{s.slotKey(origin)},
 			now.UnixMicro(), max(interval, 0).Microseconds(), lim, slotMargin.Milliseconds()).Int64Slice()
 		if err == nil && len(r) != 2 {
 			err = fmt.Errorf("reply %v is not {reserved, slot}", r)
 		}
-		reply = r
-		return err
+		return r, err
 	})
 	if err != nil {
 		return time.Time{}, false, err
@@ -179,10 +170,11 @@ func (s *Store) ReserveSlot(ctx context.Context, origin string, now time.Time, i
 // CancelSlot gives back the slot at, reserved with interval, if no later
 // slot was reserved since.
 func (s *Store) CancelSlot(ctx context.Context, origin string, at time.Time, interval time.Duration) error {
-	return s.do(ctx, "cancel slot", func(ctx context.Context) error {
+	_, err := call(ctx, s, "cancel slot", func(ctx context.Context) (any, error) {
 		return cancelScript.Run(ctx, s.client, []string{s.slotKey(origin)},
-			at.UnixMicro(), max(interval, 0).Microseconds()).Err()
+			at.UnixMicro(), max(interval, 0).Microseconds()).Result()
 	})
+	return err
 }
 
 // Pause holds every slot of origin reserved from now on until at least
@@ -193,10 +185,11 @@ func (s *Store) Pause(ctx context.Context, origin string, until time.Time) error
 	// clock, bounded by TTL against a clock far off; a minute more covers
 	// the skew between processes.
 	keep := min(max(time.Until(until), 0), s.ttl) + slotMargin
-	return s.do(ctx, "pause", func(ctx context.Context) error {
+	_, err := call(ctx, s, "pause", func(ctx context.Context) (any, error) {
 		return pauseScript.Run(ctx, s.client, []string{s.slotKey(origin)},
-			until.UnixMicro(), keep.Milliseconds()).Err()
+			until.UnixMicro(), keep.Milliseconds()).Result()
 	})
+	return err
 }
 
 // slotMargin is how long a slot key outlives its last slot or pause.

@@ -65,46 +65,53 @@ func (h *health) init(cooldown, logInterval time.Duration, logger *slog.Logger) 
 	h.cooldown, h.logInterval, h.logger = cooldown, logInterval, logger
 }
 
-// do runs f, which talks to Redis, bounded by s.timeout: a call that
+// call runs f, which talks to Redis, bounded by s.timeout: a call that
 // outlives it is abandoned (it ends in the background within the client's
-// own timeouts) and counts as a failure. A panic in f is a failure too.
-func (s *Store) do(ctx context.Context, op string, f func(context.Context) error) error {
+// own timeouts; its result, sent on a buffered channel, is dropped) and
+// counts as a failure. A panic in f is a failure too.
+func call[T any](ctx context.Context, s *Store, op string, f func(context.Context) (T, error)) (T, error) {
+	var zero T
 	h := &s.health
 	h.calls.Add(1)
 	if err := ctx.Err(); err != nil {
-		return err
+		return zero, err
 	}
 	if at := h.retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
 		h.fallbacks.Add(1)
-		return fmt.Errorf("%w: %s: waiting %v after a failure", ErrUnavailable, op, h.cooldown)
+		return zero, fmt.Errorf("%w: %s: waiting %v after a failure", ErrUnavailable, op, h.cooldown)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	done := make(chan error, 1)
+	type result struct {
+		val T
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- fmt.Errorf("panic: %v", p)
+				done <- result{err: fmt.Errorf("panic: %v", p)}
 			}
 		}()
-		done <- f(cctx)
+		v, err := f(cctx)
+		done <- result{v, err}
 	}()
-	var err error
+	var r result
 	select {
-	case err = <-done:
+	case r = <-done:
 	case <-cctx.Done():
-		err = cctx.Err()
+		r.err = cctx.Err()
 	}
-	if err == nil {
+	if r.err == nil {
 		h.succeeded()
-		return nil
+		return r.val, nil
 	}
 	if ctx.Err() != nil {
 		// The caller gave up: that says nothing about Redis.
-		return ctx.Err()
+		return zero, ctx.Err()
 	}
-	h.failedCall(op, err)
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+	h.failedCall(op, r.err)
+	return zero, fmt.Errorf("%w: %s: %w", ErrUnavailable, op, r.err)
 }
 
 func (h *health) failedCall(op string, err error) {

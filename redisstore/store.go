@@ -119,16 +119,17 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // Get returns the value stored under key. A key never set, expired, or
 // unreadable because Redis failed is a miss.
 func (s *Store) Get(key string) ([]byte, bool) {
-	var val []byte
-	var found bool
-	err := s.do(context.Background(), "get", func(ctx context.Context) error {
+	val, err := call(context.Background(), s, "get", func(ctx context.Context) ([]byte, error) {
 		v, err := s.client.Get(ctx, s.recordKey(key)).Bytes()
 		if err == redis.Nil {
-			return nil
+			return nil, nil
 		}
-		val, found = v, err == nil
-		return err
+		if err == nil && v == nil {
+			v = []byte{}
+		}
+		return v, err
 	})
+	found := val != nil
 	if err != nil {
 		return nil, false
 	}
@@ -141,16 +142,16 @@ func (s *Store) Get(key string) ([]byte, bool) {
 // Set stores val under key for Options.TTL. When Redis fails the value is
 // not stored; the failure is counted and logged.
 func (s *Store) Set(key string, val []byte) {
-	_ = s.do(context.Background(), "set", func(ctx context.Context) error {
-		return s.client.Set(ctx, s.recordKey(key), val, s.ttl).Err()
+	_, _ = call(context.Background(), s, "set", func(ctx context.Context) (string, error) {
+		return s.client.Set(ctx, s.recordKey(key), val, s.ttl).Result()
 	})
 }
 
 // Delete removes key. When Redis fails nothing is removed; the failure is
 // counted and logged.
 func (s *Store) Delete(key string) {
-	_ = s.do(context.Background(), "delete", func(ctx context.Context) error {
-		return s.client.Del(ctx, s.recordKey(key)).Err()
+	_, _ = call(context.Background(), s, "delete", func(ctx context.Context) (int64, error) {
+		return s.client.Del(ctx, s.recordKey(key)).Result()
 	})
 }
 
