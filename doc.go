@@ -12,8 +12,9 @@
 //
 // For each origin (scheme, host and port) the Transport fetches
 // /robots.txt once, shared by all goroutines, and keeps it for 24 hours, or
-// less when its Cache-Control max-age says so, revalidating it with ETag
-// and Last-Modified. A 2xx robots.txt is parsed, its first 500 KiB only;
+// less when its Cache-Control max-age (less its Age) says so but never less
+// than a minute (Options.MinFreshness), then revalidates it with its own
+// conditional GET (ETag and Last-Modified kept in the origin's record). A 2xx robots.txt is parsed, its first 500 KiB only;
 // a 4xx (except 429) one allows everything; a 429, 5xx, timeout or network
 // error refuses everything and is retried on a back-off schedule, until
 // after 30 days of failures the last good copy is used. Redirects are
@@ -21,7 +22,8 @@
 //
 // A request is decided on its path and query exactly as sent, and also
 // with dot segments resolved, for the product token of Options.UserAgent
-// or Options.Agents (package policy does the matching). A refused request
+// or Options.Agents, or, when Options names neither, of the request's own
+// User-Agent (package policy does the matching). A refused request
 // is not sent: its error matches ErrDisallowed and holds a
 // *DisallowedError naming the rule and its line. An allowed request waits
 // for the origin's politeness slot: Options.MinDelay, raised by the
@@ -31,4 +33,13 @@
 // frontier; Robots gives an origin's parsed robots.txt and its sitemaps;
 // Stats counts what the transport did. Time comes from Options.Now and
 // waits go through Options.Sleep, so tests can cross days instantly.
+//
+// Memory is bounded in bytes: the parsed robots.txt held in memory by
+// Options.MaxRobotsBytes (and Options.MaxOrigins), the default store by
+// 128 MiB. Options.Cache keeps one record per origin; a Cache that also
+// implements Leaser and Swapper (and SlotReserver) lets a fleet of
+// processes share one fetch and one pace per origin. A panic of the base
+// RoundTripper, the Cache or the Logger during a robots.txt fetch is
+// recovered and logged, and the origin counts as unreachable for that
+// fetch.
 package robots

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gregjones/httpcache"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestMemoryCache checks the bounds and the least-recently-used order of
@@ -200,4 +203,74 @@ func originOfString(raw string) (string, error) {
 		return "", err
 	}
 	return originOf(req.URL)
+}
+
+// bigRobots returns a robots.txt of about size bytes of distinct rules,
+// the kind a hostile or generated file holds: every line a rule with a
+// wildcard, none a comment, so that its parse costs the most per byte.
+func bigRobots(size int, salt string) []byte {
+	var b bytes.Buffer
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < size-64; i++ {
+		fmt.Fprintf(&b, "Disallow: /%s/%d/*.php$\n", salt, i)
+		if i%7 == 0 {
+			fmt.Fprintf(&b, "Allow: /%s/%d/ok\n", salt, i)
+		}
+	}
+	return policy.Truncate(b.Bytes(), size)
+}
+
+// heapInUse returns the bytes of live heap after a collection.
+func heapInUse() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestMemoryBoundedInBytes checks that origins serving 500 KiB files are
+// held within the byte budgets: the parsed files within MaxRobotsBytes
+// (by an estimate that must not undercount what a parse really takes),
+// the records within the default store's 128 MiB.
+func TestMemoryBoundedInBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses 150 MB of robots.txt")
+	}
+	const origins, size = 300, 500 << 10
+	body := bigRobots(size, "p")
+
+	// What a parse really costs, per byte of text.
+	before := heapInUse()
+	parsed := policy.Parse(body)
+	grown := heapInUse() - before
+	runtime.KeepAlive(parsed)
+	if factor := float64(grown) / float64(len(body)); factor > parsedFactor {
+		t.Fatalf("a parse takes %.1f bytes per byte of text, over the estimate parsedFactor %d", factor, parsedFactor)
+	} else {
+		t.Logf("a parse takes %.1f bytes per byte of text (estimate %d)", factor, parsedFactor)
+	}
+	parsed = nil
+
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		b := append([]byte("# "+r.URL.Host+"\n"), body[:len(body)-len(r.URL.Host)-3]...)
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: int64(len(b)),
+			Body: io.NopCloser(bytes.NewReader(b))}, nil
+	})
+	c := newClock()
+	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, MinDelay: -1})
+	before = heapInUse()
+	for i := range origins {
+		if err := tr.Check(context.Background(), fmt.Sprintf("http://host%d.example/p/1/x.php", i)); !errors.Is(err, ErrDisallowed) {
+			t.Fatalf("origin %d: %v, want refused", i, err)
+		}
+	}
+	grown = heapInUse() - before
+	const budget = DefaultMaxRobotsBytes + DefaultCacheBytes
+	const margin = 32 << 20
+	t.Logf("%d origins of %d KiB: heap grew %d MiB (budgets %d MiB), %d origins held", origins, size>>10, grown>>20, budget>>20, tr.Stats().Origins)
+	if grown > budget+margin {
+		t.Errorf("heap grew %d MiB, over the budgets' %d MiB and a %d MiB margin", grown>>20, budget>>20, margin>>20)
+	}
+	runtime.KeepAlive(tr)
 }

@@ -350,7 +350,7 @@ func (s *state) rules(now time.Time, after time.Duration) (robots *policy.Robots
 // parsedFactor is how many bytes of memory a parsed robots.txt takes per
 // byte of its text, at most: TestMemoryBoundedInBytes measures the real
 // ratio on a 500 KiB file and fails if it exceeds this.
-const parsedFactor = 12
+const parsedFactor = 16
 
 // stateOverhead is what a state costs beyond its bodies and their parses.
 const stateOverhead = 1 << 10

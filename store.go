@@ -83,9 +83,9 @@ func recordKey(originKey string) string { return recordPrefix + originKey }
 // load returns the record of originKey this transport's user agent sees,
 // and whether there is a readable one.
 func (s *store) load(originKey string) (record, bool) {
-	rec, _, ok := s.get(recordKey(originKey))
+	rec, _, ok, _ := s.get(recordKey(originKey))
 	if ok && rec.Vary {
-		rec, _, ok = s.get(s.variantKey(originKey))
+		rec, _, ok, _ = s.get(s.variantKey(originKey))
 	}
 	return rec, ok
 }
@@ -97,28 +97,35 @@ func (s *store) variantKey(originKey string) string {
 }
 
 // get reads the record under key, with its stored bytes. A record that
-// cannot be read is missing; one of a newer version is missing too but
-// left in place for the transport that wrote it.
-func (s *store) get(key string) (rec record, raw []byte, ok bool) {
+// cannot be read is missing; one of a newer version is missing too, and
+// newer reports it so that it is left in place for the transports that
+// wrote it.
+func (s *store) get(key string) (rec record, raw []byte, ok, newer bool) {
 	defer s.recoverCache("Get", key)
 	raw, found := s.cache.Get(key)
 	if !found {
-		return record{}, nil, false
+		return record{}, nil, false, false
 	}
 	rec, err := decodeRecord(raw)
 	if err != nil {
-		if !errors.Is(err, errNewerRecord) {
+		newer = errors.Is(err, errNewerRecord)
+		if !newer {
 			safeLog(s.logger, slog.LevelWarn, "robots: unreadable record ignored", "key", key)
 		}
-		return record{}, raw, false
+		return record{}, raw, false, newer
 	}
-	return rec, raw, true
+	return rec, raw, true, false
 }
 
 // save stores rec as originKey's record, merged with what another
-// transport may have stored meanwhile, and returns the merged record.
+// transport may have stored meanwhile, and returns the merged record. A
+// record of a newer version is left as it is: this transport keeps its
+// own in memory only.
 func (s *store) save(ctx context.Context, originKey string, rec record) record {
 	key := recordKey(originKey)
+	if _, _, _, newer := s.get(key); newer {
+		return rec
+	}
 	if rec.Vary {
 		// The plain key only says where to look; its own record is the
 		// same without bodies, so a marker costs little.
@@ -132,7 +139,10 @@ func (s *store) save(ctx context.Context, originKey string, rec record) record {
 	}
 	if s.swapper != nil {
 		for range swapTries {
-			old, raw, ok := s.get(key)
+			old, raw, ok, newer := s.get(key)
+			if newer {
+				return rec
+			}
 			merged := rec
 			if ok {
 				merged = merge(old, rec)
@@ -146,7 +156,11 @@ func (s *store) save(ctx context.Context, originKey string, rec record) record {
 			}
 		}
 	}
-	if old, _, ok := s.get(key); ok {
+	old, _, ok, newer := s.get(key)
+	if newer {
+		return rec
+	}
+	if ok {
 		rec = merge(old, rec)
 	}
 	s.put(key, rec.encode())

@@ -262,6 +262,13 @@ func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
 	}
 	if held {
 		defer t.store.unlease(ctx, o.key)
+		// The last holder may have saved and let go between our load and
+		// our lease: its record saves a second fetch.
+		if rec, ok := t.store.load(o.key); ok && !rec.due(t.cfg.now()) {
+			st := newState(rec, nil, prev)
+			t.origins.set(o, st)
+			return st
+		}
 	}
 	res := t.fetcher.fetch(ctx, o.robotsURL(), "", validatorsOf(prev))
 	rec := next(recordOf(prev), res, t.cfg.now(), t.fresh)

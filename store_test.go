@@ -1,0 +1,297 @@
+package robots
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fleetStore is an in-memory Cache with the fleet capabilities (Leaser and
+// Swapper), as a Redis store provides them, with hooks for a test to play
+// another process.
+type fleetStore struct {
+	// mu protects every field.
+	mu       sync.Mutex
+	data     map[string][]byte
+	leases   map[string]string // key -> token
+	leaseErr error
+	onGet    func(key string)      // called without mu held
+	onSwap   func(key string) bool // called without mu held; false: fail this swap
+	onLease  func(key string)      // called without mu held
+	swaps    int
+}
+
+func newFleetStore() *fleetStore {
+	return &fleetStore{data: map[string][]byte{}, leases: map[string]string{}}
+}
+
+func (s *fleetStore) Get(key string) ([]byte, bool) {
+	s.mu.Lock()
+	hook := s.onGet
+	s.mu.Unlock()
+	if hook != nil {
+		hook(key)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.data[key]
+	return v, ok
+}
+
+func (s *fleetStore) Set(key string, v []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data[key] = v
+}
+
+func (s *fleetStore) Delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.data, key)
+}
+
+func (s *fleetStore) Lease(_ context.Context, key, token string, _ time.Duration) (bool, error) {
+	s.mu.Lock()
+	hook := s.onLease
+	s.mu.Unlock()
+	if hook != nil {
+		hook(key)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaseErr != nil {
+		return false, s.leaseErr
+	}
+	if _, held := s.leases[key]; held {
+		return false, nil
+	}
+	s.leases[key] = token
+	return true, nil
+}
+
+func (s *fleetStore) Unlease(_ context.Context, key, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leases[key] == token {
+		delete(s.leases, key)
+	}
+	return nil
+}
+
+func (s *fleetStore) Swap(_ context.Context, key string, old, new []byte) (bool, error) {
+	s.mu.Lock()
+	hook := s.onSwap
+	s.swaps++
+	s.mu.Unlock()
+	if hook != nil && !hook(key) {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.data[key]
+	if old == nil && ok || old != nil && (!ok || !bytes.Equal(cur, old)) {
+		return false, nil
+	}
+	s.data[key] = new
+	return true, nil
+}
+
+var (
+	_ Leaser  = (*fleetStore)(nil)
+	_ Swapper = (*fleetStore)(nil)
+)
+
+// TestFleetLease checks that a transport finding another process's lease
+// on an origin waits for that process's record instead of fetching, and
+// that a store whose lease fails falls back to its own fetch, never to
+// allowing everything.
+func TestFleetLease(t *testing.T) {
+	t.Run("waits for the holder's record", func(t *testing.T) {
+		s := newSite(t, serve(200, "User-agent: *\nDisallow: /\n"))
+		c := newClock()
+		store := newFleetStore()
+		origin, _ := originOfString(s.URL)
+		key := recordKey(origin)
+		store.leases[key] = "another process"
+		gets := 0
+		store.onGet = func(k string) {
+			if k != key {
+				return
+			}
+			if gets++; gets == 3 {
+				// The other process stores its fetch and lets go.
+				rec := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now(), Expires: c.Now().Add(time.Hour)}
+				store.Set(key, rec.encode())
+				store.Unlease(context.Background(), key, "another process")
+			}
+		}
+		tr := newTestTransport(t, c, Options{Cache: store})
+		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("/private: %v, want refused by the holder's record", err)
+		}
+		if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
+			t.Errorf("/public: %v, want allowed by the holder's record", err)
+		}
+		if s.robotsHits.Load() != 0 {
+			t.Errorf("%d fetches, want none: the lease holder fetched", s.robotsHits.Load())
+		}
+		waits := c.Waits()
+		if len(waits) == 0 || waits[0] != leasePollMin {
+			t.Errorf("waits %v, want polling from %v", waits, leasePollMin)
+		}
+	})
+	t.Run("takes the lease and gives it back", func(t *testing.T) {
+		s := newSite(t, serve(200, privateRobots))
+		store := newFleetStore()
+		tr := newTestTransport(t, newClock(), Options{Cache: store})
+		tr.Check(context.Background(), s.URL+"/x")
+		if s.robotsHits.Load() != 1 || len(store.leases) != 0 {
+			t.Errorf("%d fetches, leases left %v", s.robotsHits.Load(), store.leases)
+		}
+	})
+	t.Run("record saved just before the lease is used", func(t *testing.T) {
+		s := newSite(t, serve(200, "User-agent: *\nDisallow: /\n"))
+		c := newClock()
+		store := newFleetStore()
+		store.onLease = func(k string) {
+			// The previous holder saves and lets go between this
+			// transport's load and its lease.
+			rec := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now(), Expires: c.Now().Add(time.Hour)}
+			store.Set(k, rec.encode())
+		}
+		tr := newTestTransport(t, c, Options{Cache: store})
+		if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
+			t.Errorf("/public: %v, want allowed by the saved record", err)
+		}
+		if s.robotsHits.Load() != 0 || len(store.leases) != 0 {
+			t.Errorf("%d fetches, leases left %v; want none", s.robotsHits.Load(), store.leases)
+		}
+	})
+	t.Run("lease error falls back to fetching", func(t *testing.T) {
+		s := newSite(t, serve(503, ""))
+		store := newFleetStore()
+		store.leaseErr = errors.New("redis down")
+		tr := newTestTransport(t, newClock(), Options{Cache: store})
+		var de *DisallowedError
+		if err := tr.Check(context.Background(), s.URL+"/x"); !errors.As(err, &de) || !de.Unreachable {
+			t.Errorf("Check: %v, want refused as unreachable", err)
+		}
+		if s.robotsHits.Load() != 1 {
+			t.Errorf("%d fetches, want this process's own", s.robotsHits.Load())
+		}
+	})
+}
+
+// TestFleetSwapMerges checks that a save racing another writer merges
+// with what that writer stored: the outage recorded here keeps the good
+// copy the other stored meanwhile.
+func TestFleetSwapMerges(t *testing.T) {
+	s := newSite(t, serve(503, ""))
+	c := newClock()
+	store := newFleetStore()
+	origin, _ := originOfString(s.URL)
+	key := recordKey(origin)
+	raced := false
+	store.onSwap = func(k string) bool {
+		if raced {
+			return true
+		}
+		raced = true
+		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}
+		store.Set(k, good.encode())
+		return false
+	}
+	tr := newTestTransport(t, c, Options{Cache: store})
+	tr.Check(context.Background(), s.URL+"/x")
+	raw, _ := store.Get(key)
+	rec, err := decodeRecord(raw)
+	if err != nil || rec.Outcome != Unreachable || rec.Good == nil || string(rec.Good.Body) != privateRobots {
+		t.Errorf("stored %+v, %v; want the outage with the other writer's good copy", rec, err)
+	}
+	if store.swaps < 2 {
+		t.Errorf("%d swaps, want a retry after the lost race", store.swaps)
+	}
+}
+
+// TestVaryUserAgent checks that a robots.txt served with Vary:
+// User-Agent is kept per user agent in a shared store, and one without it
+// is shared.
+func TestVaryUserAgent(t *testing.T) {
+	for _, vary := range []bool{true, false} {
+		name := "without Vary"
+		if vary {
+			name = "Vary: User-Agent"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if vary {
+					w.Header().Set("Vary", "Accept-Encoding, User-Agent")
+				}
+				if strings.HasPrefix(r.Header.Get("User-Agent"), "ABot") {
+					io.WriteString(w, "User-agent: *\nDisallow: /a\n")
+					return
+				}
+				io.WriteString(w, "User-agent: *\nDisallow: /b\n")
+			})
+			store := NewMemoryCache(100, 1<<20)
+			c := newClock()
+			a := newTestTransport(t, c, Options{Cache: store, UserAgent: "ABot/1"})
+			b := newTestTransport(t, c, Options{Cache: store, UserAgent: "BBot/1"})
+			ctx := context.Background()
+			if err := a.Check(ctx, s.URL+"/a"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("ABot /a: %v, want refused", err)
+			}
+			errB := b.Check(ctx, s.URL+"/b")
+			if vary && !errors.Is(errB, ErrDisallowed) || !vary && errB != nil {
+				t.Errorf("BBot /b: %v", errB)
+			}
+			wantFetches := int64(1)
+			if vary {
+				wantFetches = 2
+			}
+			if s.robotsHits.Load() != wantFetches {
+				t.Errorf("%d fetches, want %d", s.robotsHits.Load(), wantFetches)
+			}
+			a2 := newTestTransport(t, c, Options{Cache: store, UserAgent: "ABot/1"})
+			if err := a2.Check(ctx, s.URL+"/a"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("second ABot /a: %v, want refused from the store", err)
+			}
+			if s.robotsHits.Load() != wantFetches {
+				t.Errorf("second ABot fetched again")
+			}
+		})
+	}
+}
+
+// TestNewerRecordKept checks that a record written by a newer version is
+// ignored, not deleted or overwritten: the transport fetches for itself
+// and leaves the newer transports' record in place.
+func TestNewerRecordKept(t *testing.T) {
+	s := newSite(t, serve(200, privateRobots))
+	store := newFleetStore()
+	origin, _ := originOfString(s.URL)
+	newer := []byte("robots-record v3\n{}")
+	store.Set(recordKey(origin), newer)
+	deleted := false
+	tr := newTestTransport(t, newClock(), Options{Cache: deleteSpy{store, &deleted}})
+	if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+		t.Errorf("Check: %v", err)
+	}
+	if raw, _ := store.Get(recordKey(origin)); deleted || !bytes.Equal(raw, newer) {
+		t.Errorf("the newer record was deleted or overwritten: %q", raw)
+	}
+}
+
+// deleteSpy records whether Delete was called.
+type deleteSpy struct {
+	*fleetStore
+	deleted *bool
+}
+
+func (d deleteSpy) Delete(key string) { *d.deleted = true; d.fleetStore.Delete(key) }
