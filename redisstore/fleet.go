@@ -28,19 +28,6 @@ redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
 return 1
 `)
 
-	// leaseScript: KEYS[1] lease, KEYS[2] record; ARGV: token, expiry
-	// in ms, and the SHA-1 of the record the caller last read ("" for
-	// none). The lease is taken only if free and the record unchanged.
-	leaseScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local cur = redis.call('GET', KEYS[2])
-local seen = ''
-if cur then seen = redis.sha1hex(cur) end
-if seen ~= ARGV[3] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`)
-
 	// unleaseScript: KEYS[1] lease; ARGV[1] the holder's token.
 	unleaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -95,21 +82,9 @@ return 1
 // Lease takes the fleet's lease on fetching the robots.txt stored under key
 // (a record key) for ttl, if no one holds it, and reports whether token now
 // holds it. A holder that dies loses the lease when ttl runs out.
-//
-// When this Store's last Get of key read a value that another process has
-// replaced since, Lease does not take the lease: that process has just
-// fetched and released it, and the caller, which decided to fetch on an
-// older read, should read again instead of fetching a second time.
 func (s *Store) Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	ttl = max(ttl, time.Millisecond)
-	digest, checked := s.seen.take(key)
 	return call(ctx, s, "lease", func(ctx context.Context) (bool, error) {
-		if !checked {
-			return s.client.SetNX(ctx, s.leaseKey(key), token, ttl).Result()
-		}
-		n, err := leaseScript.Run(ctx, s.client, []string{s.leaseKey(key), s.recordKey(key)},
-			token, ttl.Milliseconds(), digest).Int()
-		return n == 1, err
+		return s.client.SetNX(ctx, s.leaseKey(key), token, max(ttl, time.Millisecond)).Result()
 	})
 }
 

@@ -86,7 +86,6 @@ type Store struct {
 	ttl     time.Duration
 	timeout time.Duration
 	health  health
-	seen    seenRecords
 }
 
 // New returns a Store on client. The client is the caller's: the Store
@@ -132,9 +131,6 @@ func (s *Store) Get(key string) ([]byte, bool) {
 	found := val != nil
 	if err != nil {
 		return nil, false
-	}
-	if strings.HasPrefix(key, recordPrefix) {
-		s.seen.note(key, val, found)
 	}
 	return val, found
 }
