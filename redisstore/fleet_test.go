@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -298,5 +301,65 @@ func awaitRedis(t *testing.T, s *redisstore.Store) {
 			t.Fatalf("Redis still unavailable 10 s after its restart: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Environment of a worker process of TestFleetProcesses.
+const (
+	workerRedisEnv = "REDISSTORE_WORKER_REDIS"
+	workerSitesEnv = "REDISSTORE_WORKER_SITES"
+)
+
+// TestFleetProcesses runs the fleet as separate OS processes (this test
+// binary re-executed as TestFleetWorker), all crawling the same cold
+// origins at once: each origin's robots.txt is requested once.
+func TestFleetProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	sites := make([]*site, 10)
+	urls := make([]string, len(sites))
+	for i := range sites {
+		sites[i] = newSite(t)
+		urls[i] = sites[i].srv.URL
+	}
+	const workers = 4
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFleetWorker$", "-test.count=1")
+			cmd.Env = append(os.Environ(), workerRedisEnv+"="+srv.Addr, workerSitesEnv+"="+strings.Join(urls, " "))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("worker %d: %v\n%s", i, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	pages := 0
+	for i, s := range sites {
+		if n := s.robots.Load(); n != 1 {
+			t.Errorf("site %d: robots.txt requested %d times by %d processes; want 1", i, n, workers)
+		}
+		pages += len(s.pages())
+	}
+	// crawl refuses every fifth of its 200 requests.
+	if want := workers * 200 * 4 / 5; pages != want {
+		t.Errorf("%d pages requested; want the %d allowed", pages, want)
+	}
+}
+
+// TestFleetWorker is one process of TestFleetProcesses; run by itself it
+// has nothing to do.
+func TestFleetWorker(t *testing.T) {
+	addr := os.Getenv(workerRedisEnv)
+	if addr == "" {
+		t.Skip("a worker process of TestFleetProcesses")
+	}
+	var sites []*site
+	for _, u := range strings.Fields(os.Getenv(workerSitesEnv)) {
+		sites = append(sites, &site{srv: &httptest.Server{URL: u}})
+	}
+	m := newMember(t, addr, robots.Options{MinDelay: -1}, redisstore.Options{Timeout: healthyTimeout})
+	crawl(t, []*member{m}, sites, 200)
+	if st := m.store.Stats(); st.Errors != 0 {
+		t.Errorf("store stats %+v; want no error", st)
 	}
 }
