@@ -114,3 +114,20 @@ func BenchmarkFleetThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreReserveSlot is the store call a paced request makes to
+// share its origin's pace with the fleet: one script, one round trip.
+func BenchmarkStoreReserveSlot(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	b.Cleanup(func() { rdb.Close() })
+	store := redisstore.New(rdb, redisstore.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	for b.Loop() {
+		// Each slot one interval after the last, as a crawl at full pace.
+		if _, ok, err := store.ReserveSlot(ctx, "https://www.example.com:443", now, time.Microsecond, time.Time{}); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+	}
+}
