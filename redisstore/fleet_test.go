@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -361,5 +362,31 @@ func TestFleetWorker(t *testing.T) {
 	crawl(t, []*member{m}, sites, 200)
 	if st := m.store.Stats(); st.Errors != 0 {
 		t.Errorf("store stats %+v; want no error", st)
+	}
+}
+
+// TestFleetPacing: 4 transports crawling one origin at once space their
+// requests by MinDelay, as the origin's server measures it.
+func TestFleetPacing(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t)
+	const minDelay = 100 * time.Millisecond
+	members := make([]*member, 4)
+	for i := range members {
+		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: minDelay}, redisstore.Options{Timeout: healthyTimeout})
+	}
+	crawl(t, members, []*site{s}, 5)
+	pages := s.pages()
+	slices.SortFunc(pages, time.Time.Compare)
+	// crawl refuses one request in five; a scheduling delay of a
+	// request's sender can bring it closer to the next by a few ms.
+	const jitter = 15 * time.Millisecond
+	if len(pages) != 4*4 {
+		t.Fatalf("%d pages requested; want 16", len(pages))
+	}
+	for i := 1; i < len(pages); i++ {
+		if gap := pages[i].Sub(pages[i-1]); gap < minDelay-jitter {
+			t.Errorf("requests %d and %d arrived %v apart; want at least MinDelay %v", i-1, i, gap, minDelay)
+		}
 	}
 }
