@@ -1,0 +1,197 @@
+// Package redistest starts a throwaway redis-server for one test: on a free
+// loopback port, with persistence off, stopped when the test ends.
+//
+// Tests that need it skip with a message when redis-server is not
+// installed, except under CI=true, where a missing server is a failure:
+// .ci/run installs Debian's redis-server, so a skip there would hide a
+// broken install step.
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startCeiling is a generous bound on how long redis-server may take to
+// answer PING after it is started; it only matters when something is wrong.
+const startCeiling = 10 * time.Second
+
+// Server is one redis-server process. It is safe for concurrent use.
+type Server struct {
+	// Addr is the server's "127.0.0.1:port"; it stays the same across
+	// Restart so that clients reconnect to it.
+	Addr string
+
+	path string
+	port int
+
+	// mu protects proc and exited.
+	mu     sync.Mutex
+	proc   *os.Process
+	exited chan error
+}
+
+// Start starts redis-server for t and stops it when t ends. It skips t when
+// redis-server is missing, unless the environment has CI=true.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	if err := Installed(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v; skipping", err)
+	}
+	s, err := Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Installed reports, through its error, whether redis-server can be run.
+func Installed() error {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return fmt.Errorf("redistest: redis-server not installed (apt-get install redis-server): %w", err)
+	}
+	return nil
+}
+
+// Main runs the tests of a package whose every test and example needs
+// redis-server: without it, it prints why and skips them all, except under
+// CI=true, where that fails. Call it from TestMain.
+func Main(m *testing.M) {
+	if err := Installed(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v; skipping the package\n", err)
+		if os.Getenv("CI") == "true" {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Launch starts redis-server and waits until it answers. The caller stops
+// it.
+func Launch() (*Server, error) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	s := &Server{path: path}
+	// Another process may take the free port between our probe and the
+	// server's bind, so a failed start tries a new port a few times.
+	for range 3 {
+		if s.port, err = freePort(); err != nil {
+			break
+		}
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+		if err = s.start(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("redistest: %w", err)
+}
+
+// Stop kills the server at once, as a crash would; with persistence off,
+// everything it held is lost. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.Kill()
+	<-s.exited
+	s.proc, s.exited = nil, nil
+}
+
+// Restart starts a stopped server again on the same address, empty, and
+// waits until it answers.
+func (s *Server) Restart() error {
+	s.Stop()
+	var err error
+	// The port was just released; if the kernel has not let go of it
+	// yet, a later try succeeds.
+	for range 20 {
+		if err = s.start(); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("redistest: restart: %w", err)
+}
+
+func (s *Server) start() error {
+	cmd := exec.Command(s.path,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--loglevel", "warning",
+	)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(startCeiling)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("redis-server on port %d exited: %v: %s", s.port, err, out.String())
+		default:
+		}
+		if ping(s.Addr) == nil {
+			s.mu.Lock()
+			s.proc, s.exited = cmd.Process, exited
+			s.mu.Unlock()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	return fmt.Errorf("redis-server on port %d did not answer within %v: %s", s.port, startCeiling, out.String())
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ping reports, through its error, whether a server answers PING on addr.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return errors.New("unexpected reply " + strconv.Quote(line))
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/fakeclock"
+	"github.com/crawlkit/robots/internal/redistest"
+	"github.com/crawlkit/robots/redisstore"
+)
+
+// The fleet capabilities the transport looks for on its Cache.
+var (
+	_ robots.Leaser  = (*redisstore.Store)(nil)
+	_ robots.Swapper = (*redisstore.Store)(nil)
+)
+
+const siteRobots = "User-agent: *\nDisallow: /private\n"
+
+// site is one origin of a fleet test: it serves siteRobots (or the status
+// it is told), counts robots.txt requests, and records when each other
+// request arrived.
+type site struct {
+	srv    *httptest.Server
+	robots atomic.Int64
+	// status is the status robots.txt is answered with.
+	status atomic.Int64
+
+	// mu protects arrivals.
+	mu       sync.Mutex
+	arrivals []time.Time
+}
+
+func newSite(t *testing.T) *site {
+	s := &site{}
+	s.status.Store(http.StatusOK)
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			s.robots.Add(1)
+			w.WriteHeader(int(s.status.Load()))
+			io.WriteString(w, siteRobots)
+			return
+		}
+		s.mu.Lock()
+		s.arrivals = append(s.arrivals, time.Now())
+		s.mu.Unlock()
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *site) pages() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.arrivals...)
+}
+
+// member is one transport of a fleet, as a separate process would have it:
+// its own Redis client and Store, its own connections.
+type member struct {
+	transport *robots.Transport
+	store     *redisstore.Store
+	client    *http.Client
+}
+
+// healthyTimeout is the store Timeout of tests in which Redis does not
+// fail: a generous ceiling, so that a loaded test machine is not taken for
+// a Redis outage (which makes a transport fetch on its own).
+const healthyTimeout = 10 * time.Second
+
+// newMember returns a transport with opts whose Cache is a Store on addr.
+func newMember(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options) *member {
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	base := &http.Transport{MaxIdleConnsPerHost: 64}
+	t.Cleanup(func() { rc.Close(); base.CloseIdleConnections() })
+	m := &member{store: redisstore.New(rc, sopts)}
+	opts.Cache = m.store
+	m.transport = robots.NewTransport(base, opts)
+	m.client = &http.Client{Transport: m.transport}
+	return m
+}
+
+// get requests url and returns what the crawler saw: "sent" or "refused",
+// or the error when neither.
+func (m *member) get(ctx context.Context, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := m.client.Do(req)
+	switch {
+	case errors.Is(err, robots.ErrDisallowed):
+		return "refused"
+	case err != nil:
+		return err.Error()
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.Status
+	}
+	return "sent"
+}
+
+// want is the decision siteRobots makes on path.
+func want(path string) string {
+	if len(path) >= 8 && path[:8] == "/private" {
+		return "refused"
+	}
+	return "sent"
+}
+
+// crawl has every member request each path of every site at once, n
+// requests per member, and reports each decision that differs from
+// siteRobots's.
+func crawl(t *testing.T, members []*member, sites []*site, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, m := range members {
+		for i := range n {
+			wg.Go(func() {
+				path := fmt.Sprintf("/page/%d", i)
+				if i%5 == 0 {
+					path = fmt.Sprintf("/private/%d", i)
+				}
+				if got := m.get(context.Background(), sites[i%len(sites)].srv.URL+path); got != want(path) {
+					t.Errorf("GET %s: %s; want %s", path, got, want(path))
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// TestFleetFetchesOncePerOrigin: 8 transports x 1,000 concurrent requests
+// to 20 cold origins make exactly one robots.txt request per origin.
+func TestFleetFetchesOncePerOrigin(t *testing.T) {
+	srv := redistest.Start(t)
+	sites := make([]*site, 20)
+	for i := range sites {
+		sites[i] = newSite(t)
+	}
+	members := make([]*member, 8)
+	for i := range members {
+		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1}, redisstore.Options{Timeout: healthyTimeout})
+	}
+	crawl(t, members, sites, 1000)
+	for i, s := range sites {
+		if n := s.robots.Load(); n != 1 {
+			t.Errorf("site %d: robots.txt requested %d times; want 1", i, n)
+		}
+	}
+	for i, m := range members {
+		if st := m.store.Stats(); st.Errors != 0 {
+			t.Errorf("member %d: store stats %+v; want no error", i, st)
+		}
+	}
+}
+
+// TestFleetOutageCarriesOver: an outage recorded by one transport refuses
+// requests in another, which fetches nothing, and the outage's 30-day clock
+// runs from the fleet's first failure, not from each transport's own.
+func TestFleetOutageCarriesOver(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t)
+	clock := fakeclock.New()
+	// Every transport is a process that starts late, knowing nothing but
+	// what the fleet stored; they share one clock, as synchronised hosts.
+	fresh := func() *member {
+		return newMember(t, srv.Addr, robots.Options{MinDelay: -1, Now: clock.Now, Sleep: clock.Sleep}, redisstore.Options{})
+	}
+	ctx := context.Background()
+	steps := []struct {
+		name    string
+		advance time.Duration
+		status  int
+		fetches int64 // robots.txt requests so far
+		public  string
+		private string
+	}{
+		{"a good copy", 0, http.StatusOK, 1, "sent", "refused"},
+		{"the outage starts, once the copy is stale", 25 * time.Hour, http.StatusServiceUnavailable, 2, "refused", "refused"},
+		{"another transport refuses without a fetch", time.Second, http.StatusServiceUnavailable, 2, "refused", "refused"},
+		{"20 days on, still refused", 20 * 24 * time.Hour, http.StatusServiceUnavailable, 3, "refused", "refused"},
+		{"30 days after the fleet's first failure, the last good copy", 10*24*time.Hour + time.Hour, http.StatusServiceUnavailable, 4, "sent", "refused"},
+	}
+	for _, st := range steps {
+		clock.Advance(st.advance)
+		s.status.Store(int64(st.status))
+		m := fresh()
+		public, private := m.get(ctx, s.srv.URL+"/page"), m.get(ctx, s.srv.URL+"/private/x")
+		if public != st.public || private != st.private || s.robots.Load() != st.fetches {
+			t.Fatalf("%s: /page %s, /private %s, %d robots.txt requests; want %s, %s, %d",
+				st.name, public, private, s.robots.Load(), st.public, st.private, st.fetches)
+		}
+	}
+}
+
+// TestFleetLeaseholderReplaced: a process that took the fetch lease and
+// never answers holds the others back only until the lease expires; then
+// one of them fetches.
+func TestFleetLeaseholderReplaced(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t)
+	holder := newMember(t, srv.Addr, robots.Options{}, redisstore.Options{})
+	const leaseTTL = 300 * time.Millisecond
+	// httptest's URL, "http://127.0.0.1:port", is already the origin key.
+	held, err := holder.store.Lease(context.Background(), "robots-record "+s.srv.URL, "a process that died", leaseTTL)
+	if err != nil || !held {
+		t.Fatalf("Lease = %v, %v", held, err)
+	}
+	start := time.Now()
+	const fetchTimeout = 20 * time.Second
+	members := make([]*member, 4)
+	for i := range members {
+		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1, FetchTimeout: fetchTimeout}, redisstore.Options{Timeout: healthyTimeout})
+	}
+	crawl(t, members, []*site{s}, 20)
+	elapsed := time.Since(start)
+	if n := s.robots.Load(); n != 1 {
+		t.Errorf("robots.txt requested %d times; want 1, after the lease expired", n)
+	}
+	// Before the lease expired nobody fetched; the fetch came when it
+	// did, long before the waiters' own FetchTimeout ran out.
+	if elapsed < leaseTTL || elapsed > fetchTimeout/2 {
+		t.Errorf("crawl took %v; want between the lease's %v and well under FetchTimeout %v", elapsed, leaseTTL, fetchTimeout)
+	}
+}
+
+// TestFleetRedisStops stops redis-server in the middle of a crawl: every
+// request still gets the decision robots.txt makes, nothing panics, and
+// once redis-server is back the fleet shares again.
+func TestFleetRedisStops(t *testing.T) {
+	srv := redistest.Start(t)
+	sites := make([]*site, 10)
+	for i := range sites {
+		sites[i] = newSite(t)
+	}
+	members := make([]*member, 4)
+	for i := range members {
+		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1},
+			redisstore.Options{Timeout: 200 * time.Millisecond, Cooldown: -1})
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { crawl(t, members, sites[:5], 400) })
+	wg.Go(func() {
+		// Stop while the crawl is under way, and keep crawling origins
+		// nobody has seen while it is down.
+		time.Sleep(20 * time.Millisecond)
+		srv.Stop()
+		crawl(t, members, sites[5:], 400)
+	})
+	wg.Wait()
+	var fallbacks int64
+	for _, m := range members {
+		fallbacks += m.store.Stats().Fallbacks
+	}
+	if fallbacks == 0 {
+		t.Error("no store call fell back while redis-server was down")
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		awaitRedis(t, m.store)
+	}
+	cold := newSite(t)
+	crawl(t, members, []*site{cold}, 200)
+	if n := cold.robots.Load(); n != 1 {
+		t.Errorf("after the restart: robots.txt of a cold origin requested %d times; want 1", n)
+	}
+}
+
+// awaitRedis waits until s reaches Redis again: a client whose dials
+// failed retries them in the background, about once a second.
+func awaitRedis(t *testing.T, s *redisstore.Store) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := s.Lease(context.Background(), "probe", "probe", time.Millisecond)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis still unavailable 10 s after its restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Environment of a worker process of TestFleetProcesses.
+const (
+	workerRedisEnv = "REDISSTORE_WORKER_REDIS"
+	workerSitesEnv = "REDISSTORE_WORKER_SITES"
+)
+
+// TestFleetProcesses runs the fleet as separate OS processes (this test
+// binary re-executed as TestFleetWorker), all crawling the same cold
+// origins at once: each origin's robots.txt is requested once.
+func TestFleetProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	sites := make([]*site, 10)
+	urls := make([]string, len(sites))
+	for i := range sites {
+		sites[i] = newSite(t)
+		urls[i] = sites[i].srv.URL
+	}
+	const workers = 4
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFleetWorker$", "-test.count=1")
+			cmd.Env = append(os.Environ(), workerRedisEnv+"="+srv.Addr, workerSitesEnv+"="+strings.Join(urls, " "))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("worker %d: %v\n%s", i, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	pages := 0
+	for i, s := range sites {
+		if n := s.robots.Load(); n != 1 {
+			t.Errorf("site %d: robots.txt requested %d times by %d processes; want 1", i, n, workers)
+		}
+		pages += len(s.pages())
+	}
+	// crawl refuses every fifth of its 200 requests.
+	if want := workers * 200 * 4 / 5; pages != want {
+		t.Errorf("%d pages requested; want the %d allowed", pages, want)
+	}
+}
+
+// TestFleetWorker is one process of TestFleetProcesses; run by itself it
+// has nothing to do.
+func TestFleetWorker(t *testing.T) {
+	addr := os.Getenv(workerRedisEnv)
+	if addr == "" {
+		t.Skip("a worker process of TestFleetProcesses")
+	}
+	var sites []*site
+	for _, u := range strings.Fields(os.Getenv(workerSitesEnv)) {
+		sites = append(sites, &site{srv: &httptest.Server{URL: u}})
+	}
+	m := newMember(t, addr, robots.Options{MinDelay: -1}, redisstore.Options{Timeout: healthyTimeout})
+	crawl(t, []*member{m}, sites, 200)
+	if st := m.store.Stats(); st.Errors != 0 {
+		t.Errorf("store stats %+v; want no error", st)
+	}
+}
+
+// TestFleetPacing: 4 transports crawling one origin at once space their
+// requests by MinDelay, as the origin's server measures it.
+func TestFleetPacing(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t)
+	const minDelay = 100 * time.Millisecond
+	members := make([]*member, 4)
+	for i := range members {
+		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: minDelay}, redisstore.Options{Timeout: healthyTimeout})
+	}
+	crawl(t, members, []*site{s}, 5)
+	pages := s.pages()
+	slices.SortFunc(pages, time.Time.Compare)
+	// crawl refuses one request in five; a scheduling delay of a
+	// request's sender can bring it closer to the next by a few ms.
+	const jitter = 15 * time.Millisecond
+	if len(pages) != 4*4 {
+		t.Fatalf("%d pages requested; want 16", len(pages))
+	}
+	for i := 1; i < len(pages); i++ {
+		if gap := pages[i].Sub(pages[i-1]); gap < minDelay-jitter {
+			t.Errorf("requests %d and %d arrived %v apart; want at least MinDelay %v", i-1, i, gap, minDelay)
+		}
+	}
+}

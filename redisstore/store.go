@@ -1,0 +1,188 @@
+// Package redisstore is a fleet store for robots.Transport on Redis: every
+// process of a crawler fleet that is given a Store over the same Redis shares
+// one robots.txt record per origin, one fetch per origin (a lease) and one
+// pace per origin (a slot reservation).
+//
+// A Store is an httpcache.Cache, so robots.Options{Cache: store} is the whole
+// integration; the transport finds the fleet capabilities (Lease and Unlease,
+// Swap, ReserveSlot, CancelSlot and Pause) on it by type assertion.
+//
+// Redis failing is not robots.txt failing: every call is bounded by
+// Options.Timeout; a call that fails returns ErrUnavailable (Get: a miss),
+// and the transport falls back to its own in-memory state and pacing for
+// that request. After a failure the Store does not try Redis again for
+// Options.Cooldown, so an outage costs a request at most one Timeout.
+//
+// Keys are Prefix + "rs1:{" + origin + "}:" + kind. "rs1" is the key format
+// version; the record bytes carry the transport's own format version. The
+// origin in braces is a Redis Cluster hash tag: every key of one origin lives
+// in one slot, so each script, which touches the keys of one origin only,
+// runs on Cluster.
+package redisstore
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	// DefaultTTL is how long a record is kept after its last write: the
+	// transport's 30-day outage window (robots.DefaultFallbackAfter) plus
+	// its 24-hour freshness (robots.DefaultFreshness), so that the outage
+	// clock and the last good copy outlive the longest outage the
+	// transport waits out.
+	DefaultTTL = 31 * 24 * time.Hour
+	// DefaultTimeout bounds one call to Redis.
+	DefaultTimeout = time.Second
+	// DefaultCooldown is how long a Store leaves Redis alone after a
+	// failed call.
+	DefaultCooldown = time.Second
+	// DefaultLogInterval is the least time between two log lines about
+	// Redis failing or recovering.
+	DefaultLogInterval = time.Minute
+)
+
+// Options configures a Store. The zero value works.
+type Options struct {
+	// Prefix starts every key the Store writes, so that several fleets,
+	// or other data, can share one Redis. It should not contain "{",
+	// which would change the Cluster hash tag of every key. If empty,
+	// keys start with "rs1:".
+	Prefix string
+	// TTL is how long a record is kept after its last write. Raise it
+	// with the transport's FallbackAfter and Freshness, so that records
+	// outlive the outage window. If zero or negative, DefaultTTL (31
+	// days) is used.
+	TTL time.Duration
+	// Timeout bounds each call to Redis, the caller's context included:
+	// a call that takes longer fails and the transport falls back to its
+	// own state for that request. If zero or negative, DefaultTimeout
+	// (1 s) is used.
+	Timeout time.Duration
+	// Cooldown is how long, after a failed call, the Store answers
+	// ErrUnavailable (Get: a miss) without trying Redis, so that an
+	// outage does not cost every request a Timeout. If zero,
+	// DefaultCooldown (1 s) is used; if negative, every call tries Redis.
+	Cooldown time.Duration
+	// Logger records Redis failing (with the error and how many calls
+	// failed since the last line) and recovering, at most once per
+	// LogInterval. If nil, nothing is logged.
+	Logger *slog.Logger
+	// LogInterval is the least time between two log lines. If zero or
+	// negative, DefaultLogInterval (1 minute) is used.
+	LogInterval time.Duration
+}
+
+// Store is a robots.txt store on Redis, shared by every process given a
+// Store over the same Redis and Prefix. It is safe for concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	prefix  string
+	ttl     time.Duration
+	timeout time.Duration
+	health  health
+}
+
+// New returns a Store on client. The client is the caller's: the Store
+// never closes it. Set ContextTimeoutEnabled in the client's options so
+// that a call abandoned at Options.Timeout also stops waiting on the
+// connection; otherwise it finishes in the background within the client's
+// own ReadTimeout.
+func New(client redis.UniversalClient, opts Options) *Store {
+	s := &Store{
+		client:  client,
+		prefix:  opts.Prefix,
+		ttl:     positiveOr(opts.TTL, DefaultTTL),
+		timeout: positiveOr(opts.Timeout, DefaultTimeout),
+	}
+	cooldown := opts.Cooldown
+	switch {
+	case cooldown == 0:
+		cooldown = DefaultCooldown
+	case cooldown < 0:
+		cooldown = 0
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s.health.init(cooldown, positiveOr(opts.LogInterval, DefaultLogInterval), logger)
+	return s
+}
+
+// Get returns the value stored under key. A key never set, expired, or
+// unreadable because Redis failed is a miss.
+func (s *Store) Get(key string) ([]byte, bool) {
+	val, err := call(context.Background(), s, "get", func(ctx context.Context) ([]byte, error) {
+		v, err := s.client.Get(ctx, s.recordKey(key)).Bytes()
+		if err == redis.Nil {
+			return nil, nil
+		}
+		if err == nil && v == nil {
+			v = []byte{}
+		}
+		return v, err
+	})
+	found := val != nil
+	if err != nil {
+		return nil, false
+	}
+	return val, found
+}
+
+// Set stores val under key for Options.TTL. When Redis fails the value is
+// not stored; the failure is counted and logged.
+func (s *Store) Set(key string, val []byte) {
+	_, _ = call(context.Background(), s, "set", func(ctx context.Context) (string, error) {
+		return s.client.Set(ctx, s.recordKey(key), val, s.ttl).Result()
+	})
+}
+
+// Delete removes key. When Redis fails nothing is removed; the failure is
+// counted and logged.
+func (s *Store) Delete(key string) {
+	_, _ = call(context.Background(), s, "delete", func(ctx context.Context) (int64, error) {
+		return s.client.Del(ctx, s.recordKey(key)).Result()
+	})
+}
+
+// recordPrefix starts the transport's record keys: "robots-record " +
+// origin, then " " + a User-Agent variant when the robots.txt varied by it.
+const recordPrefix = "robots-record "
+
+// recordKey is the Redis key of a cache key; leaseKey of the lease on
+// fetching it; slotKey of the pace of an origin.
+func (s *Store) recordKey(key string) string { return s.keyFor(key, "record", "entry") }
+func (s *Store) leaseKey(key string) string  { return s.keyFor(key, "lease", "lease-entry") }
+func (s *Store) slotKey(origin string) string {
+	return s.prefix + "rs1:{" + origin + "}:slot"
+}
+
+// keyFor puts the origin of a transport key in the hash tag, so that its
+// record, lease and slot share a Cluster slot. A key not in the
+// transport's form is kept whole under kind other, apart from every
+// record.
+func (s *Store) keyFor(key, kind, other string) string {
+	rest, ok := strings.CutPrefix(key, recordPrefix)
+	if !ok {
+		return s.prefix + "rs1:{" + key + "}:" + other
+	}
+	origin, variant, hasVariant := strings.Cut(rest, " ")
+	k := s.prefix + "rs1:{" + origin + "}:" + kind
+	if hasVariant {
+		k += " " + variant
+	}
+	return k
+}
+
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,438 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawlkit/robots/internal/redistest"
+	"github.com/crawlkit/robots/redisstore"
+)
+
+func TestMain(m *testing.M) {
+	// The client's own log lines about a stopped server would drown the
+	// output of the tests that stop it.
+	redis.SetLogger(quiet{})
+	redistest.Main(m)
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// newStore starts a redis-server for t and returns a client on it and a
+// Store with opts over that client.
+func newStore(t *testing.T, opts redisstore.Options) (*redistest.Server, *redis.Client, *redisstore.Store) {
+	t.Helper()
+	srv := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { client.Close() })
+	return srv, client, redisstore.New(client, opts)
+}
+
+const origin = "https://site.example:443"
+
+func TestGetSetDelete(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	key := "robots-record " + origin
+	if v, ok := s.Get(key); ok {
+		t.Fatalf("Get of a key never set = %q, true; want a miss", v)
+	}
+	for _, val := range [][]byte{[]byte("record\x00\xff bytes"), {}} {
+		s.Set(key, val)
+		got, ok := s.Get(key)
+		if !ok || !bytes.Equal(got, val) {
+			t.Fatalf("Get after Set(%q) = %q, %v", val, got, ok)
+		}
+	}
+	s.Delete(key)
+	if v, ok := s.Get(key); ok {
+		t.Fatalf("Get after Delete = %q, true; want a miss", v)
+	}
+	if st := s.Stats(); st.Calls != 7 || st.Errors != 0 || st.Fallbacks != 0 {
+		t.Errorf("Stats = %+v; want 7 calls and no error", st)
+	}
+}
+
+// TestKeys checks the key layout: versioned, prefixed, the origin as the
+// Cluster hash tag of each of its keys, and an expiry on every key.
+func TestKeys(t *testing.T) {
+	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
+	ctx := context.Background()
+	now := time.Now()
+	s.Set("robots-record "+origin, []byte("a"))
+	s.Set("robots-record "+origin+" examplebot", []byte("b"))
+	s.Set("some other key", []byte("c"))
+	if _, err := s.Lease(ctx, "robots-record "+origin, "tok", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.ReserveSlot(ctx, origin, now, time.Second, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{
+		"fleet:rs1:{" + origin + "}:record":            time.Hour,
+		"fleet:rs1:{" + origin + "}:record examplebot": time.Hour,
+		"fleet:rs1:{some other key}:entry":             time.Hour,
+		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
+		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
+	}
+	keys, err := client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != len(want) {
+		t.Errorf("keys = %q; want %d keys", keys, len(want))
+	}
+	for key, ttl := range want {
+		got, err := client.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// PTTL is below the TTL by the time since the write.
+		if got <= ttl-10*time.Second || got > ttl {
+			t.Errorf("PTTL(%q) = %v; want just under %v", key, got, ttl)
+		}
+	}
+}
+
+func TestSwap(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	key := "robots-record " + origin
+	steps := []struct {
+		name     string
+		old, new string
+		absent   bool // old is nil
+		stored   bool
+	}{
+		{name: "absent, expecting absent", absent: true, new: "v1", stored: true},
+		{name: "present, expecting absent", absent: true, new: "v2", stored: false},
+		{name: "present, expecting another value", old: "v0", new: "v2", stored: false},
+		{name: "present, expecting it", old: "v1", new: "v2", stored: true},
+		{name: "expecting the empty value", old: "", new: "v3", stored: false},
+	}
+	for _, st := range steps {
+		var old []byte
+		if !st.absent {
+			old = []byte(st.old)
+		}
+		stored, err := s.Swap(ctx, key, old, []byte(st.new))
+		if err != nil || stored != st.stored {
+			t.Fatalf("%s: Swap = %v, %v; want %v", st.name, stored, err, st.stored)
+		}
+	}
+	if got, _ := s.Get(key); string(got) != "v2" {
+		t.Errorf("final value = %q; want v2", got)
+	}
+}
+
+// TestSwapMerges has writers that load, change and swap: none of their
+// changes is lost, as none would be with the transport's record merge.
+func TestSwapMerges(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	key := "robots-record " + origin
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				for {
+					old, _ := s.Get(key)
+					n, _ := strconv.Atoi(string(old))
+					stored, err := s.Swap(ctx, key, old, []byte(strconv.Itoa(n+1)))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if stored {
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got, _ := s.Get(key); string(got) != strconv.Itoa(writers*each) {
+		t.Errorf("counter = %s; want %d", got, writers*each)
+	}
+}
+
+func TestLease(t *testing.T) {
+	_, client, s := newStore(t, redisstore.Options{Prefix: "p:"})
+	ctx := context.Background()
+	key := "robots-record " + origin
+	lease := func(token string, want bool) {
+		t.Helper()
+		held, err := s.Lease(ctx, key, token, 50*time.Millisecond)
+		if err != nil || held != want {
+			t.Fatalf("Lease(%s) = %v, %v; want %v", token, held, err, want)
+		}
+	}
+	lease("a", true)
+	lease("b", false)
+	if err := s.Unlease(ctx, key, "b"); err != nil {
+		t.Fatal(err)
+	}
+	lease("b", false) // b never held it: a still does
+	if err := s.Unlease(ctx, key, "a"); err != nil {
+		t.Fatal(err)
+	}
+	lease("b", true)
+
+	// A holder that never gives the lease up loses it when it expires.
+	deadline := time.Now().Add(10 * time.Second)
+	for client.Exists(ctx, "p:rs1:{"+origin+"}:lease").Val() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("lease still held 10 s after its 50 ms expiry")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lease("c", true)
+}
+
+func TestReserveSlot(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	sec := time.Second
+	type step struct {
+		name  string
+		do    func() (time.Time, bool, error)
+		at    time.Time
+		ok    bool
+		after func() error
+	}
+	reserve := func(now time.Time, interval time.Duration, limit time.Time) func() (time.Time, bool, error) {
+		return func() (time.Time, bool, error) { return s.ReserveSlot(ctx, origin, now, interval, limit) }
+	}
+	steps := []step{
+		{name: "first slot is now, to the microsecond", do: reserve(t0, sec, time.Time{}), at: t0, ok: true},
+		{name: "next is one interval later", do: reserve(t0, sec, time.Time{}), at: t0.Add(sec), ok: true},
+		{name: "past the limit reserves nothing", do: reserve(t0, sec, t0.Add(sec)), at: t0.Add(2 * sec), ok: false},
+		{name: "within the limit", do: reserve(t0, sec, t0.Add(2*sec)), at: t0.Add(2 * sec), ok: true},
+		{name: "a later now after a quiet spell", do: reserve(t0.Add(time.Hour), sec, time.Time{}), at: t0.Add(time.Hour), ok: true},
+		{name: "cancelled last slot is taken again", do: func() (time.Time, bool, error) {
+			if err := s.CancelSlot(ctx, origin, t0.Add(time.Hour), sec); err != nil {
+				return time.Time{}, false, err
+			}
+			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+		}, at: t0.Add(time.Hour), ok: true},
+		{name: "cancelling a slot that is not the last changes nothing", do: func() (time.Time, bool, error) {
+			if err := s.CancelSlot(ctx, origin, t0, sec); err != nil {
+				return time.Time{}, false, err
+			}
+			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+		}, at: t0.Add(time.Hour + sec), ok: true},
+		{name: "a pause holds the next slot", do: func() (time.Time, bool, error) {
+			if err := s.Pause(ctx, origin, t0.Add(2*time.Hour)); err != nil {
+				return time.Time{}, false, err
+			}
+			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+		}, at: t0.Add(2 * time.Hour), ok: true},
+		{name: "a shorter pause does not shorten it", do: func() (time.Time, bool, error) {
+			if err := s.Pause(ctx, origin, t0.Add(time.Hour)); err != nil {
+				return time.Time{}, false, err
+			}
+			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), 0, time.Time{})
+		}, at: t0.Add(2 * time.Hour), ok: true},
+	}
+	for _, st := range steps {
+		at, ok, err := st.do()
+		if err != nil || !at.Equal(st.at) || ok != st.ok {
+			t.Fatalf("%s: got %v, %v, %v; want %v, %v", st.name, at, ok, err, st.at, st.ok)
+		}
+	}
+}
+
+// TestReserveSlotConcurrent has many reservers at once: every slot is
+// distinct and one interval from the next.
+func TestReserveSlotConcurrent(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	const n = 200
+	var mu sync.Mutex
+	seen := map[time.Time]bool{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			at, ok, err := s.ReserveSlot(ctx, origin, t0, time.Millisecond, time.Time{})
+			if err != nil || !ok {
+				t.Error(at, ok, err)
+				return
+			}
+			mu.Lock()
+			seen[at] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if at := t0.Add(time.Duration(i) * time.Millisecond); !seen[at] {
+			t.Errorf("slot %v not reserved; %d distinct slots", at, len(seen))
+		}
+	}
+}
+
+// logBuffer collects log lines for a test.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.FieldsFunc(b.buf.String(), func(r rune) bool { return r == '\n' })
+}
+
+// TestUnavailable stops Redis under a Store: every call answers at once
+// with a miss or ErrUnavailable, the cooldown keeps later calls off Redis,
+// failures are counted and logged once per LogInterval, and the Store
+// recovers when Redis returns.
+func TestUnavailable(t *testing.T) {
+	logs := &logBuffer{}
+	srv, _, s := newStore(t, redisstore.Options{
+		Cooldown: time.Hour,
+		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	ctx := context.Background()
+	key := "robots-record " + origin
+	s.Set(key, []byte("v"))
+	srv.Stop()
+
+	if v, ok := s.Get(key); ok {
+		t.Errorf("Get with Redis down = %q, true; want a miss", v)
+	}
+	after := s.Stats()
+	if after.Errors != 1 || after.Fallbacks != 1 {
+		t.Errorf("Stats after one failed call = %+v; want 1 error, 1 fallback", after)
+	}
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"lease", func() error { _, err := s.Lease(ctx, key, "t", time.Second); return err }},
+		{"unlease", func() error { return s.Unlease(ctx, key, "t") }},
+		{"swap", func() error { _, err := s.Swap(ctx, key, nil, []byte("x")); return err }},
+		{"reserve", func() error {
+			_, _, err := s.ReserveSlot(ctx, origin, time.Now(), time.Second, time.Time{})
+			return err
+		}},
+		{"cancel", func() error { return s.CancelSlot(ctx, origin, time.Now(), time.Second) }},
+		{"pause", func() error { return s.Pause(ctx, origin, time.Now()) }},
+	}
+	for _, c := range calls {
+		if err := c.call(); !errors.Is(err, redisstore.ErrUnavailable) {
+			t.Errorf("%s with Redis down: err = %v; want ErrUnavailable", c.name, err)
+		}
+	}
+	s.Set(key, []byte("w"))
+	s.Delete(key)
+	if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 1+int64(len(calls))+2 {
+		t.Errorf("Stats during the cooldown = %+v; want no new error, every call a fallback", st)
+	}
+	if n := len(logs.lines()); n != 1 {
+		t.Errorf("log has %d lines; want 1 (rate-limited): %q", n, logs.lines())
+	}
+
+	// Once Redis is back, a Store past its cooldown uses it again.
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(ctx, origin, time.Now()); !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("within the cooldown: err = %v; want ErrUnavailable", err)
+	}
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	s2 := redisstore.New(client, redisstore.Options{Cooldown: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	srv.Stop()
+	if _, ok := s2.Get(key); ok {
+		t.Fatal("Get with Redis down hit")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	s2.Set(key, []byte("back"))
+	if v, ok := s2.Get(key); !ok || string(v) != "back" {
+		t.Errorf("Get after Redis returned = %q, %v; want back", v, ok)
+	}
+	if last := logs.lines()[len(logs.lines())-1]; !strings.Contains(last, "available again") {
+		t.Errorf("last log line = %q; want the recovery", last)
+	}
+}
+
+// TestTimeout points a Store at a server that accepts connections and
+// never answers: each call returns ErrUnavailable after Options.Timeout.
+func TestTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// Read the command, never answer, hang up when the test ends.
+			go func() { _, _ = c.Read(make([]byte, 1<<16)); <-t.Context().Done(); c.Close() }()
+		}
+	}()
+	// Without ContextTimeoutEnabled the client would wait its own 3 s
+	// ReadTimeout; the Store's Timeout bounds the call regardless.
+	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() { client.Close() })
+	const timeout = 50 * time.Millisecond
+	s := redisstore.New(client, redisstore.Options{Timeout: timeout, Cooldown: -1})
+	for _, name := range []string{"get", "lease"} {
+		start := time.Now()
+		var err error
+		if name == "get" {
+			if _, ok := s.Get("k"); ok {
+				t.Error("Get from a silent server hit")
+			}
+		} else {
+			_, err = s.Lease(context.Background(), "k", "t", time.Second)
+			if !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Lease: err = %v; want ErrUnavailable and DeadlineExceeded", err)
+			}
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s took %v; want about %v", name, d, timeout)
+		}
+	}
+}
+
+// TestCallerCancel: a caller that gives up is not a Redis failure.
+func TestCallerCancel(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{Cooldown: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Lease(ctx, "k", "t", time.Second); !errors.Is(err, context.Canceled) || errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("Lease with a cancelled context: err = %v; want context.Canceled", err)
+	}
+	if held, err := s.Lease(context.Background(), "k", "t", time.Second); err != nil || !held {
+		t.Errorf("Lease after a cancelled call = %v, %v; want held (no cooldown)", held, err)
+	}
+	if st := s.Stats(); st.Errors != 0 {
+		t.Errorf("Stats = %+v; want no error", st)
+	}
+}
