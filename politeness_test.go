@@ -32,6 +32,8 @@ func TestPoliteness(t *testing.T) {
 			waits: []time.Duration{2 * time.Second, 2 * time.Second}},
 		{name: "Crawl-delay capped", robots: "User-agent: *\nCrawl-delay: 3600\n", opts: Options{MinDelay: -1, MaxCrawlDelay: 10 * time.Second},
 			waits: []time.Duration{10 * time.Second, 10 * time.Second}},
+		{name: "Crawl-delay above a million seconds capped, not dropped", robots: "User-agent: *\nCrawl-delay: 2000000\n", opts: Options{MinDelay: -1, MaxCrawlDelay: 10 * time.Second},
+			waits: []time.Duration{10 * time.Second, 10 * time.Second}},
 		{name: "Crawl-delay ignored", robots: "User-agent: *\nCrawl-delay: 5\n", opts: Options{MinDelay: -1, MaxCrawlDelay: -1}},
 		{name: "Crawl-delay of another group ignored", robots: "User-agent: OtherBot\nCrawl-delay: 5\n", opts: Options{MinDelay: -1}},
 		{name: "time already passed counts", robots: "User-agent: *\nCrawl-delay: 5\n", opts: Options{MinDelay: -1},

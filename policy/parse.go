@@ -433,6 +433,28 @@ func (p *parser) rule(n int, allow bool, value string) {
 	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})
 }
 
+// maxCrawlDelay caps a Crawl-delay, in seconds (about 11.6 days), so
+// that any delay a site asks for fits a time.Duration.
+const maxCrawlDelay = 1_000_000
+
+// decimal reports whether s is digits with at most one ".", the only
+// spelling of a delay read: ParseFloat alone would also take "Inf", "NaN",
+// signs, exponents and hexadecimal.
+func decimal(s string) bool {
+	dot, digits := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9':
+			digits = true
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits
+}
+
 // noteEmpties judges the empty rules once their groups are complete. An
 // empty Disallow is valid (RFC 9309 section 2.2.2 allows an empty
 // pattern): as its group's only rule it is the common way to allow
@@ -462,9 +484,18 @@ func (p *parser) crawlDelay(n int, value string) {
 		return
 	}
 	secs, err := strconv.ParseFloat(value, 64)
-	if err != nil || !(secs >= 0 && secs <= 1e6) {
+	if errors.Is(err, strconv.ErrRange) && secs > 0 {
+		err = nil // too large for a float: capped below like any huge delay
+	}
+	if err != nil || !decimal(value) {
 		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
 		return
+	}
+	if secs > maxCrawlDelay {
+		// A site asking for more than the cap still asks for a long delay:
+		// keeping the cap is politer than ignoring the line.
+		p.warn(n, "Crawl-delay %q is above %d seconds; read as %d", value, maxCrawlDelay, maxCrawlDelay)
+		secs = maxCrawlDelay
 	}
 	// Unlike a rule, a Crawl-delay does not end a run of User-agent lines:
 	// RFC 9309 section 2.2.4 lets other records never change how the

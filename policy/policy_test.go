@@ -334,3 +334,35 @@ func TestDecideResolves(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlDelayCapped checks that a huge Crawl-delay is capped, with a
+// warning, rather than dropped (a dropped delay would mean no delay), and
+// that only plain decimal numbers are read.
+func TestCrawlDelayCapped(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+		warns int
+	}{
+		{"2.5", 2500 * time.Millisecond, true, 0},
+		{"1000000", maxCrawlDelay * time.Second, true, 0},
+		{"2000000", maxCrawlDelay * time.Second, true, 1},
+		{"1" + strings.Repeat("0", 400), maxCrawlDelay * time.Second, true, 1},
+		{"Inf", 0, false, 1},
+		{"NaN", 0, false, 1},
+		{"-1", 0, false, 1},
+		{"1e3", 0, false, 1},
+		{"0x10", 0, false, 1},
+		{".", 0, false, 1},
+	} {
+		r := Parse([]byte("User-agent: *\nCrawl-delay: " + tc.value + "\n"))
+		d, ok := r.CrawlDelay("bot")
+		if d != tc.want || ok != tc.ok {
+			t.Errorf("Crawl-delay: %.20s gives %v, %v; want %v, %v", tc.value, d, ok, tc.want, tc.ok)
+		}
+		if got := len(r.Warnings()); got != tc.warns {
+			t.Errorf("Crawl-delay: %.20s: %d warnings %v; want %d", tc.value, got, r.Warnings(), tc.warns)
+		}
+	}
+}
