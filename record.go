@@ -367,3 +367,27 @@ func (s *state) weight() int64 {
 	}
 	return n
 }
+
+// recordOf returns st's record, nil for no state.
+func recordOf(st *state) *record {
+	if st == nil {
+		return nil
+	}
+	return &st.rec
+}
+
+// validatorsOf returns the validators to revalidate st's copy with: the
+// parsed robots.txt's, or while unreachable its last good copy's.
+func validatorsOf(st *state) validators {
+	if st == nil {
+		return validators{}
+	}
+	r := &st.rec
+	if r.Outcome == Unreachable {
+		r = r.Good
+	}
+	if r == nil || r.Outcome != Parsed {
+		return validators{}
+	}
+	return validators{etag: r.ETag, lastModified: r.LastModified}
+}

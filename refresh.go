@@ -1,0 +1,92 @@
+package robots
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// state returns o's robots state, fetching the robots.txt when it is not
+// held or is due. Concurrent callers share one fetch. The fetch runs
+// detached from ctx, under its own timeout, so a caller whose context ends
+// returns at once with ctx.Err() while the fetch goes on for the others.
+//
+// now is the time of the caller's request; state returns it, or the time
+// after the fetch when it had to wait for one.
+func (t *Transport) state(ctx context.Context, o *origin, now time.Time) (*state, time.Time, error) {
+	if st := o.current(); st != nil && !st.rec.due(now) {
+		return st, now, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, now, err
+	}
+	detached := context.WithoutCancel(ctx)
+	ch := t.flight.DoChan(o.key, func() (any, error) { return t.refresh(detached, o), nil })
+	select {
+	case r := <-ch:
+		return r.Val.(*state), t.cfg.now(), nil
+	case <-ctx.Done():
+		return nil, now, ctx.Err()
+	}
+}
+
+// refresh brings o's state up to date: from the store when another
+// transport sharing it has fetched, after another process's fetch when it
+// holds the fleet's lease, or else by fetching the robots.txt itself.
+func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
+	prev := o.current()
+	defer func() {
+		// The store, the fetcher and the logger recover their plug-ins'
+		// panics; this catches the rest, which singleflight would
+		// re-raise in a goroutine of its own, killing the process.
+		if p := recover(); p != nil {
+			safeLog(t.cfg.logger, slog.LevelError, "robots: panic refreshing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
+			res := fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: panic: %v", p)}
+			st = newState(next(recordOf(prev), res, t.cfg.now(), t.fresh), res.err, prev)
+			o.st.Store(st)
+		}
+	}()
+	now := t.cfg.now()
+	if prev == nil || prev.rec.due(now) {
+		if rec, ok := t.store.load(o.key); ok && (prev == nil || rec.FetchedAt.After(prev.rec.FetchedAt)) {
+			prev = newState(rec, nil, prev)
+		}
+	}
+	if prev != nil && !prev.rec.due(now) {
+		t.origins.set(o, prev)
+		return prev
+	}
+	leaseTTL := 2 * t.cfg.fetchTimeout
+	held, fetch := t.store.lease(ctx, o.key, leaseTTL)
+	if !fetch {
+		deadline := now.Add(t.cfg.fetchTimeout)
+		rec, h, ok := t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL)
+		if ok {
+			st := newState(rec, nil, prev)
+			t.origins.set(o, st)
+			return st
+		}
+		held = h
+	}
+	if held {
+		defer t.store.unlease(ctx, o.key)
+		// The last holder may have saved and let go between our load and
+		// our lease: its record saves a second fetch.
+		if rec, ok := t.store.load(o.key); ok && !rec.due(t.cfg.now()) {
+			st := newState(rec, nil, prev)
+			t.origins.set(o, st)
+			return st
+		}
+	}
+	robotsURL, host := o.robotsURL()
+	res := t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
+	rec := next(recordOf(prev), res, t.cfg.now(), t.fresh)
+	rec = t.store.save(ctx, o.key, rec)
+	st = newState(rec, res.err, prev)
+	t.origins.set(o, st)
+	t.stats.fetched(res)
+	t.logFetch(o.key, res, st)
+	return st
+}
