@@ -122,3 +122,11 @@ func (tb *originTable) len() int {
 	tb.cache.CleanUp()
 	return tb.cache.EstimatedSize()
 }
+
+// lookupTarget returns the in-memory origin whose robots.txt decides tg.
+func (t *Transport) lookupTarget(tg *target) (*origin, error) {
+	if tg.key != "" {
+		return t.origins.lookupKey(tg.key), nil
+	}
+	return t.origins.lookup(tg.url)
+}

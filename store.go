@@ -245,3 +245,10 @@ func (s *store) awaitOther(ctx context.Context, originKey string, now func() tim
 	}
 	return record{}, false, false
 }
+
+// safeLog logs through l, recovering a panic of its handler: a broken
+// Logger must not take a robots.txt fetch, or the process, down with it.
+func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
+	defer func() { recover() }()
+	l.Log(context.Background(), level, msg, attrs...)
+}

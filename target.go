@@ -119,11 +119,3 @@ func splitOriginKey(key string) (origin, host string) {
 	scheme, host, _ := strings.Cut(site, "://")
 	return scheme + "://" + addr, host
 }
-
-// lookupTarget returns the in-memory origin whose robots.txt decides tg.
-func (t *Transport) lookupTarget(tg *target) (*origin, error) {
-	if tg.key != "" {
-		return t.origins.lookupKey(tg.key), nil
-	}
-	return t.origins.lookup(tg.url)
-}

@@ -81,59 +81,14 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // allowed. RoundTrip never modifies req and never follows redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	if req.URL == nil {
-		closeBody(req)
-		return nil, errors.New("robots: request has no URL")
-	}
-	if !isHTTP(req.URL.Scheme) {
+	if req.URL != nil && !isHTTP(req.URL.Scheme) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	tg, err := targetOf(req)
+	o, err := t.admit(ctx, req)
 	if err != nil {
 		closeBody(req)
 		return nil, err
-	}
-	o, err := t.lookupTarget(&tg)
-	if err != nil {
-		closeBody(req)
-		return nil, err
-	}
-	var own [1]string
-	tokens := t.tokensFor(req, own[:0])
-	now := t.cfg.now()
-	var agent policy.Agent
-	var st *state
-	if !pathtarget.IsRobotsTxt(tg.uri) {
-		if st, now, err = t.state(ctx, o, now); err == nil {
-			agent, err = t.decide(st, req.URL, &tg, tokens, now)
-		}
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
-	} else {
-		t.stats.robotsRequests.Add(1)
-		if cur := o.current(); cur != nil {
-			// robots.txt itself is always allowed, but paced like any
-			// request.
-			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
-		}
-	}
-	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
-		closeBody(req)
-		return nil, err
-	}
-	if st != nil && st.rec.due(t.cfg.now()) {
-		// The wait outlasted the state decided on: decide again on a
-		// fresh one, so that nothing goes out on a stale robots.txt.
-		if st, now, err = t.state(ctx, o, t.cfg.now()); err == nil {
-			_, err = t.decide(st, req.URL, &tg, tokens, now)
-		}
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
 	}
 	out := req
 	if _, ok := req.Header["User-Agent"]; !ok && t.cfg.userAgent != "" {
@@ -150,6 +105,52 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.pacer.pause(ctx, o, resp, t.cfg.maxBackoff)
 	return resp, nil
+}
+
+// admit takes req, whose scheme is http or https, through everything that
+// comes before sending it: its target and origin, the decision on the
+// origin's robots.txt, and the politeness wait. It returns the origin, or
+// the error to return unsent: the caller then closes req's body.
+func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, error) {
+	if req.URL == nil {
+		return nil, errors.New("robots: request has no URL")
+	}
+	var own [1]string
+	tokens := t.tokensFor(req, own[:0])
+	tg, err := targetOf(req)
+	if err != nil {
+		return nil, err
+	}
+	o, err := t.lookupTarget(&tg)
+	if err != nil {
+		return nil, err
+	}
+	now := t.cfg.now()
+	var agent policy.Agent
+	var st *state
+	if !pathtarget.IsRobotsTxt(tg.uri) {
+		if st, now, agent, err = t.verdict(ctx, o, req.URL, &tg, tokens, now); err != nil {
+			return nil, err
+		}
+	} else {
+		t.stats.robotsRequests.Add(1)
+		if cur := o.current(); cur != nil {
+			// robots.txt itself is always allowed, but paced like any
+			// request.
+			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
+		}
+	}
+	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
+		return nil, err
+	}
+	if st != nil && st.rec.due(t.cfg.now()) {
+		// The wait outlasted the state decided on: decide again on a
+		// fresh one, so that nothing goes out on a stale robots.txt.
+		if _, _, _, err = t.verdict(ctx, o, req.URL, &tg, tokens, t.cfg.now()); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
 }
 
 // tokensFor returns the product tokens req is decided for: the crawler's
@@ -189,11 +190,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if pathtarget.IsRobotsTxt(tg.uri) {
 		return nil
 	}
-	st, now, err := t.state(ctx, o, t.cfg.now())
-	if err != nil {
-		return err
-	}
-	_, err = t.decide(st, u, &tg, t.cfg.tokens, now)
+	_, _, _, err = t.verdict(ctx, o, u, &tg, t.cfg.tokens, t.cfg.now())
 	return err
 }
 
