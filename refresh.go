@@ -58,35 +58,39 @@ func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
 		t.origins.set(o, prev)
 		return prev
 	}
+	// Another process may be fetching it: wait for its record, or take
+	// the fleet's lease and fetch.
 	leaseTTL := 2 * t.cfg.fetchTimeout
 	held, fetch := t.store.lease(ctx, o.key, leaseTTL)
+	var rec record
+	ok := false
 	if !fetch {
 		deadline := now.Add(t.cfg.fetchTimeout)
-		rec, h, ok := t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL)
-		if ok {
-			st := newState(rec, nil, prev)
-			t.origins.set(o, st)
-			return st
+		var h bool
+		if rec, h, ok = t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL); !ok {
+			held = h
 		}
-		held = h
 	}
-	if held {
+	if !ok && held {
 		defer t.store.unlease(ctx, o.key)
 		// The last holder may have saved and let go between our load and
 		// our lease: its record saves a second fetch.
-		if rec, ok := t.store.load(o.key); ok && !rec.due(t.cfg.now()) {
-			st := newState(rec, nil, prev)
-			t.origins.set(o, st)
-			return st
+		if r, loaded := t.store.load(o.key); loaded && !r.due(t.cfg.now()) {
+			rec, ok = r, true
 		}
 	}
-	robotsURL, host := o.robotsURL()
-	res := t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
-	rec := next(recordOf(prev), res, t.cfg.now(), t.fresh)
-	rec = t.store.save(ctx, o.key, rec)
+	var res fetchResult
+	if !ok {
+		robotsURL, host := o.robotsURL()
+		res = t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
+		rec = next(recordOf(prev), res, t.cfg.now(), t.fresh)
+		rec = t.store.save(ctx, o.key, rec)
+	}
 	st = newState(rec, res.err, prev)
 	t.origins.set(o, st)
-	t.stats.fetched(res)
-	t.logFetch(o.key, res, st)
+	if !ok {
+		t.stats.fetched(res)
+		t.logFetch(o.key, res, st)
+	}
 	return st
 }
