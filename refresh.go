@@ -54,41 +54,43 @@ func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
 			prev = newState(rec, nil, prev)
 		}
 	}
-	if prev != nil && !prev.rec.due(now) {
-		t.origins.set(o, prev)
-		return prev
-	}
-	// Another process may be fetching it: wait for its record, or take
-	// the fleet's lease and fetch.
-	leaseTTL := 2 * t.cfg.fetchTimeout
-	held, fetch := t.store.lease(ctx, o.key, leaseTTL)
-	var rec record
-	ok := false
-	if !fetch {
-		deadline := now.Add(t.cfg.fetchTimeout)
-		var h bool
-		if rec, h, ok = t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL); !ok {
-			held = h
-		}
-	}
-	if !ok && held {
-		defer t.store.unlease(ctx, o.key)
-		// The last holder may have saved and let go between our load and
-		// our lease: its record saves a second fetch.
-		if r, loaded := t.store.load(o.key); loaded && !r.due(t.cfg.now()) {
-			rec, ok = r, true
-		}
-	}
+	// A fresh state, held or just loaded, is kept; else another process
+	// may be fetching it: wait for its record, or take the fleet's lease
+	// and fetch.
+	st = prev
 	var res fetchResult
-	if !ok {
-		robotsURL, host := o.robotsURL()
-		res = t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
-		rec = next(recordOf(prev), res, t.cfg.now(), t.fresh)
-		rec = t.store.save(ctx, o.key, rec)
+	fetched := false
+	if prev == nil || prev.rec.due(now) {
+		leaseTTL := 2 * t.cfg.fetchTimeout
+		held, fetch := t.store.lease(ctx, o.key, leaseTTL)
+		var rec record
+		ok := false
+		if !fetch {
+			deadline := now.Add(t.cfg.fetchTimeout)
+			var h bool
+			if rec, h, ok = t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL); !ok {
+				held = h
+			}
+		}
+		if !ok && held {
+			defer t.store.unlease(ctx, o.key)
+			// The last holder may have saved and let go between our load and
+			// our lease: its record saves a second fetch.
+			if r, loaded := t.store.load(o.key); loaded && !r.due(t.cfg.now()) {
+				rec, ok = r, true
+			}
+		}
+		if !ok {
+			robotsURL, host := o.robotsURL()
+			res = t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
+			rec = next(recordOf(prev), res, t.cfg.now(), t.fresh)
+			rec = t.store.save(ctx, o.key, rec)
+			fetched = true
+		}
+		st = newState(rec, res.err, prev)
 	}
-	st = newState(rec, res.err, prev)
 	t.origins.set(o, st)
-	if !ok {
+	if fetched {
 		t.stats.fetched(res)
 		t.logFetch(o.key, res, st)
 	}
