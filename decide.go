@@ -1,26 +1,12 @@
 package robots
 
 import (
-	"context"
 	"log/slog"
 	"net/url"
 	"time"
 
 	"github.com/crawlkit/robots/policy"
 )
-
-// verdict decides u, whose target is tg, for tokens on o's robots state
-// as of now, fetching the robots.txt first when it is not held or is due
-// (see Transport.state). It returns the state decided on, the time of the
-// decision, and the groups that allowed u, or the error refusing it.
-func (t *Transport) verdict(ctx context.Context, o *origin, u *url.URL, tg *target, tokens []string, now time.Time) (*state, time.Time, policy.Agent, error) {
-	st, now, err := t.state(ctx, o, now)
-	if err != nil {
-		return nil, now, policy.Agent{}, err
-	}
-	agent, err := t.decide(st, u, tg, tokens, now)
-	return st, now, agent, err
-}
 
 // agentAt returns what tokens are held to under st at now: the groups of
 // the rules in force (none when every request is allowed), or refuse when
