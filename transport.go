@@ -18,9 +18,10 @@ import (
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
 // politeness delay. It wires the owners of the work: the origin table
-// (origins.go), the target on the wire (target.go), the store of records
-// (store.go), the fetcher (fetcher.go), the records' state machine
-// (record.go) and the pacer (pacer.go). The zero Transport works
+// (origins.go), the target on the wire (target.go), bringing an origin's
+// state up to date (refresh.go) from the store of records (store.go) and
+// the fetcher (fetcher.go), the records' state machine (record.go),
+// deciding (decide.go) and the pacer (pacer.go). The zero Transport works
 // like NewTransport(nil, Options{}). It is safe for concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
