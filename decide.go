@@ -8,14 +8,6 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// agentAt returns what tokens are held to under st at now: the groups of
-// the rules in force (none when every request is allowed), or refuse when
-// every request is refused.
-func agentAt(st *state, now time.Time, fallbackAfter time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
-	rules, refuse, _ := st.rules(now, fallbackAfter)
-	return rules.Agent(tokens...), refuse
-}
-
 // decide returns the *DisallowedError refusing u, whose target is tg, for
 // tokens under st at now, or nil with the groups that allowed it. Every
 // form of the request-URI that a server may serve must be allowed: as
@@ -44,6 +36,22 @@ func (t *Transport) decide(st *state, u *url.URL, tg *target, tokens []string, n
 	return agent, nil
 }
 
+// agentAt returns what tokens are held to under st at now: the groups of
+// the rules in force (none when every request is allowed), or refuse when
+// every request is refused.
+func agentAt(st *state, now time.Time, fallbackAfter time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
+	rules, refuse, _ := st.rules(now, fallbackAfter)
+	return rules.Agent(tokens...), refuse
+}
+
+// primaryToken is the most specific of tokens, or "*" without one.
+func primaryToken(tokens []string) string {
+	if len(tokens) > 0 {
+		return tokens[0]
+	}
+	return "*"
+}
+
 // refused counts and logs a refusal and returns it.
 func (t *Transport) refused(e *DisallowedError) error {
 	t.stats.refused.Add(1)
@@ -53,12 +61,4 @@ func (t *Transport) refused(e *DisallowedError) error {
 		safeLog(t.cfg.logger, slog.LevelInfo, "robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
 	}
 	return e
-}
-
-// primaryToken is the most specific of tokens, or "*" without one.
-func primaryToken(tokens []string) string {
-	if len(tokens) > 0 {
-		return tokens[0]
-	}
-	return "*"
 }

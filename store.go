@@ -325,6 +325,13 @@ func (s *store) logPanic(op, key string, p any) {
 	safeLog(s.logger, slog.LevelError, "robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
 }
 
+// safeLog logs through l, recovering a panic of its handler: a broken
+// Logger must not take a robots.txt fetch, or the process, down with it.
+func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
+	defer func() { recover() }()
+	l.Log(context.Background(), level, msg, attrs...)
+}
+
 // lease takes the fleet's fetch lease on originKey for ttl. It reports
 // whether this transport may fetch: when it holds the lease, when the
 // Cache has no leases, or when the lease cannot be asked for (the store
@@ -373,11 +380,4 @@ func (s *store) awaitOther(ctx context.Context, originKey string, now func() tim
 		}
 	}
 	return record{}, false, false
-}
-
-// safeLog logs through l, recovering a panic of its handler: a broken
-// Logger must not take a robots.txt fetch, or the process, down with it.
-func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
-	defer func() { recover() }()
-	l.Log(context.Background(), level, msg, attrs...)
 }

@@ -167,6 +167,14 @@ func (t *Transport) tokensFor(req *http.Request, buf []string) []string {
 	return nil
 }
 
+// closeBody closes the body of a request that will not be sent: a
+// RoundTripper must close it on every path, errors included.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
 // Check decides rawURL as RoundTrip would, without waiting for its
 // politeness slot or sending anything: nil when it is allowed, a
 // *DisallowedError when robots.txt refuses it, or the context's error. It
@@ -216,13 +224,5 @@ func (t *Transport) CloseIdleConnections() {
 	t.init()
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
-	}
-}
-
-// closeBody closes the body of a request that will not be sent: a
-// RoundTripper must close it on every path, errors included.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
 	}
 }
