@@ -393,10 +393,3 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	}
 	return max(at.Sub(now), 0)
 }
-
-// safeLog logs through l, recovering a panic of its handler: a broken
-// Logger must not take a robots.txt fetch, or the process, down with it.
-func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
-	defer func() { recover() }()
-	l.Log(context.Background(), level, msg, attrs...)
-}

@@ -44,6 +44,17 @@ func (o *origin) robotsURL() (robotsURL, host string) {
 	return dial + "/robots.txt", host
 }
 
+// splitOriginKey returns the origin that key's robots.txt is fetched
+// from and the Host header to send, "" when the URL's own host serves.
+func splitOriginKey(key string) (origin, host string) {
+	site, addr, ok := strings.Cut(key, "|")
+	if !ok {
+		return key, ""
+	}
+	scheme, host, _ := strings.Cut(site, "://")
+	return scheme + "://" + addr, host
+}
+
 // originTable holds the origins in memory, bounded both in count and in
 // the bytes their parsed robots.txt take, forgetting the least useful
 // first (otter's W-TinyLFU). A forgotten origin's record stays in the
@@ -121,4 +132,12 @@ func (tb *originTable) set(o *origin, st *state) {
 func (tb *originTable) len() int {
 	tb.cache.CleanUp()
 	return tb.cache.EstimatedSize()
+}
+
+// lookupTarget returns the in-memory origin whose robots.txt decides tg.
+func (t *Transport) lookupTarget(tg *target) (*origin, error) {
+	if tg.key != "" {
+		return t.origins.lookupKey(tg.key), nil
+	}
+	return t.origins.lookup(tg.url)
 }

@@ -2,7 +2,6 @@ package robots
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -69,91 +68,6 @@ type record struct {
 	// whose bodies follow it raw.
 	BodyLen int    `json:"bodyLen,omitempty"`
 	Body    []byte `json:"-"` // when Parsed: the file as parsed, cut to the size limit
-}
-
-// recordMagic starts every stored record: its last line names the format
-// version. A record of another version is treated as missing and left in
-// place, since a newer transport sharing the store may have written it.
-const recordMagic = "robots-record v2\n"
-
-// encode returns the stored form of r: recordMagic, a JSON header line,
-// then the body and the good copy's body, raw, so that a body is held once
-// and costs no base64.
-func (r record) encode() []byte {
-	r.BodyLen = len(r.Body)
-	var goodBody []byte
-	if r.Good != nil {
-		g := *r.Good
-		g.BodyLen, goodBody = len(g.Body), g.Body
-		r.Good = &g
-	}
-	head, err := json.Marshal(r)
-	if err != nil {
-		// A record holds only strings, numbers and times of this
-		// package's making; json cannot fail on them.
-		panic(err)
-	}
-	out := make([]byte, 0, len(recordMagic)+len(head)+1+len(r.Body)+len(goodBody))
-	out = append(out, recordMagic...)
-	out = append(out, head...)
-	out = append(out, '\n')
-	out = append(out, r.Body...)
-	return append(out, goodBody...)
-}
-
-// errRecord is why a stored record cannot be read.
-var errRecord = errors.New("robots: unreadable record")
-
-// errNewerRecord says that a stored record was written by a newer version.
-var errNewerRecord = errors.New("robots: record of a newer version")
-
-// decodeRecord reads a stored record. A record cut short, damaged, or of
-// another version is an error: the caller treats it as missing.
-func decodeRecord(data []byte) (record, error) {
-	var r record
-	rest, ok := bytes.CutPrefix(data, []byte(recordMagic))
-	if !ok {
-		if bytes.HasPrefix(data, []byte("robots-record v")) {
-			return r, errNewerRecord
-		}
-		return r, errRecord
-	}
-	head, rest, ok := bytes.Cut(rest, []byte{'\n'})
-	if !ok || json.Unmarshal(head, &r) != nil {
-		return r, errRecord
-	}
-	goodLen := 0
-	if r.Good != nil {
-		goodLen = r.Good.BodyLen
-	}
-	if r.BodyLen < 0 || goodLen < 0 || r.BodyLen > MaxMaxSize || goodLen > MaxMaxSize || len(rest) != r.BodyLen+goodLen {
-		return r, errRecord
-	}
-	r.Body = rest[:r.BodyLen:r.BodyLen]
-	if r.Good != nil {
-		r.Good.Body = rest[r.BodyLen:]
-	}
-	if !r.valid() {
-		return r, errRecord
-	}
-	return r, nil
-}
-
-// valid reports whether a decoded record is one this version could have
-// written.
-func (r *record) valid() bool {
-	if r.Outcome < Parsed || r.Outcome > Unreachable || r.FetchedAt.IsZero() {
-		return false
-	}
-	if r.Outcome != Parsed && len(r.Body) > 0 {
-		return false
-	}
-	if g := r.Good; g != nil {
-		if r.Outcome != Unreachable || g.Outcome == Unreachable || g.Good != nil || g.Outcome != Parsed && len(g.Body) > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // due reports whether the record is stale at now and the robots.txt is to
@@ -248,48 +162,6 @@ func (f freshness) backoff(failures int, retryAfter time.Duration) time.Duration
 	return min(max(d, retryAfter), f.maxBackoff)
 }
 
-// merge returns what two records of one origin, written by different
-// transports, come to together: never an older outcome over a newer one,
-// never losing the last good copy, and the outage clock of the longest
-// run of failures that has not been ended by a success since.
-func merge(a, b record) record {
-	if b.FetchedAt.After(a.FetchedAt) {
-		a, b = b, a
-	}
-	// a is the newer.
-	if a.Outcome != Unreachable {
-		return a
-	}
-	out := a
-	if b.Outcome == Unreachable {
-		if b.Since.Before(out.Since) {
-			out.Since = b.Since
-		}
-		out.Failures = max(out.Failures, b.Failures)
-		out.Good = newerGood(out.Good, b.Good)
-	} else if !b.FetchedAt.Before(out.Since) {
-		// b succeeded after a's run began: the outage counts from its
-		// own failure on, and b is the last good copy.
-		good := b
-		good.Vary = false
-		out.Good = newerGood(out.Good, &good)
-		out.Since = a.FetchedAt
-		out.Failures = 1
-	} else {
-		good := b
-		out.Good = newerGood(out.Good, &good)
-	}
-	return out
-}
-
-// newerGood returns the more recently fetched of two good copies.
-func newerGood(a, b *record) *record {
-	if a == nil || b != nil && b.FetchedAt.After(a.FetchedAt) {
-		return b
-	}
-	return a
-}
-
 // state is an origin's robots record in memory with its robots.txt
 // parsed. It is immutable once built and shared by every request to the
 // origin.
@@ -366,4 +238,28 @@ func (s *state) weight() int64 {
 		n += int64(len(s.rec.Good.Body)) * (1 + parsedFactor)
 	}
 	return n
+}
+
+// recordOf returns st's record, nil for no state.
+func recordOf(st *state) *record {
+	if st == nil {
+		return nil
+	}
+	return &st.rec
+}
+
+// validatorsOf returns the validators to revalidate st's copy with: the
+// parsed robots.txt's, or while unreachable its last good copy's.
+func validatorsOf(st *state) validators {
+	if st == nil {
+		return validators{}
+	}
+	r := &st.rec
+	if r.Outcome == Unreachable {
+		r = r.Good
+	}
+	if r == nil || r.Outcome != Parsed {
+		return validators{}
+	}
+	return validators{etag: r.ETag, lastModified: r.LastModified}
 }

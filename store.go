@@ -1,10 +1,12 @@
 package robots
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -184,6 +186,133 @@ func (s *store) swap(ctx context.Context, key string, old, new []byte) (stored b
 	return s.swapper.Swap(ctx, key, old, new)
 }
 
+// merge returns what two records of one origin, written by different
+// transports, come to together: never an older outcome over a newer one,
+// never losing the last good copy, and the outage clock of the longest
+// run of failures that has not been ended by a success since.
+func merge(a, b record) record {
+	if b.FetchedAt.After(a.FetchedAt) {
+		a, b = b, a
+	}
+	// a is the newer.
+	if a.Outcome != Unreachable {
+		return a
+	}
+	out := a
+	if b.Outcome == Unreachable {
+		if b.Since.Before(out.Since) {
+			out.Since = b.Since
+		}
+		out.Failures = max(out.Failures, b.Failures)
+		out.Good = newerGood(out.Good, b.Good)
+	} else if !b.FetchedAt.Before(out.Since) {
+		// b succeeded after a's run began: the outage counts from its
+		// own failure on, and b is the last good copy.
+		good := b
+		good.Vary = false
+		out.Good = newerGood(out.Good, &good)
+		out.Since = a.FetchedAt
+		out.Failures = 1
+	} else {
+		good := b
+		out.Good = newerGood(out.Good, &good)
+	}
+	return out
+}
+
+// newerGood returns the more recently fetched of two good copies.
+func newerGood(a, b *record) *record {
+	if a == nil || b != nil && b.FetchedAt.After(a.FetchedAt) {
+		return b
+	}
+	return a
+}
+
+// recordMagic starts every stored record: its last line names the format
+// version. A record of another version is treated as missing and left in
+// place, since a newer transport sharing the store may have written it.
+const recordMagic = "robots-record v2\n"
+
+// encode returns the stored form of r: recordMagic, a JSON header line,
+// then the body and the good copy's body, raw, so that a body is held once
+// and costs no base64.
+func (r record) encode() []byte {
+	r.BodyLen = len(r.Body)
+	var goodBody []byte
+	if r.Good != nil {
+		g := *r.Good
+		g.BodyLen, goodBody = len(g.Body), g.Body
+		r.Good = &g
+	}
+	head, err := json.Marshal(r)
+	if err != nil {
+		// A record holds only strings, numbers and times of this
+		// package's making; json cannot fail on them.
+		panic(err)
+	}
+	out := make([]byte, 0, len(recordMagic)+len(head)+1+len(r.Body)+len(goodBody))
+	out = append(out, recordMagic...)
+	out = append(out, head...)
+	out = append(out, '\n')
+	out = append(out, r.Body...)
+	return append(out, goodBody...)
+}
+
+// errRecord is why a stored record cannot be read.
+var errRecord = errors.New("robots: unreadable record")
+
+// errNewerRecord says that a stored record was written by a newer version.
+var errNewerRecord = errors.New("robots: record of a newer version")
+
+// decodeRecord reads a stored record. A record cut short, damaged, or of
+// another version is an error: the caller treats it as missing.
+func decodeRecord(data []byte) (record, error) {
+	var r record
+	rest, ok := bytes.CutPrefix(data, []byte(recordMagic))
+	if !ok {
+		if bytes.HasPrefix(data, []byte("robots-record v")) {
+			return r, errNewerRecord
+		}
+		return r, errRecord
+	}
+	head, rest, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok || json.Unmarshal(head, &r) != nil {
+		return r, errRecord
+	}
+	goodLen := 0
+	if r.Good != nil {
+		goodLen = r.Good.BodyLen
+	}
+	if r.BodyLen < 0 || goodLen < 0 || r.BodyLen > MaxMaxSize || goodLen > MaxMaxSize || len(rest) != r.BodyLen+goodLen {
+		return r, errRecord
+	}
+	r.Body = rest[:r.BodyLen:r.BodyLen]
+	if r.Good != nil {
+		r.Good.Body = rest[r.BodyLen:]
+	}
+	if !r.valid() {
+		return r, errRecord
+	}
+	return r, nil
+}
+
+// valid reports whether a decoded record is one this version could have
+// written.
+func (r *record) valid() bool {
+	if r.Outcome < Parsed || r.Outcome > Unreachable || r.FetchedAt.IsZero() {
+		return false
+	}
+	if r.Outcome != Parsed && len(r.Body) > 0 {
+		return false
+	}
+	if g := r.Good; g != nil {
+		if r.Outcome != Unreachable || g.Outcome == Unreachable || g.Good != nil || g.Outcome != Parsed && len(g.Body) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // recoverCache recovers a panic of the Cache's method op on key and logs
 // it with its stack; the call then counts as a miss.
 func (s *store) recoverCache(op, key string) {
@@ -194,6 +323,13 @@ func (s *store) recoverCache(op, key string) {
 
 func (s *store) logPanic(op, key string, p any) {
 	safeLog(s.logger, slog.LevelError, "robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
+}
+
+// safeLog logs through l, recovering a panic of its handler: a broken
+// Logger must not take a robots.txt fetch, or the process, down with it.
+func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
+	defer func() { recover() }()
+	l.Log(context.Background(), level, msg, attrs...)
 }
 
 // lease takes the fleet's fetch lease on originKey for ttl. It reports

@@ -108,22 +108,3 @@ func validHost(h string) bool {
 	u, err := url.Parse("http://" + h)
 	return err == nil && u.Host == h && u.User == nil && u.Path == "" && u.Hostname() != ""
 }
-
-// splitOriginKey returns the origin that key's robots.txt is fetched
-// from and the Host header to send, "" when the URL's own host serves.
-func splitOriginKey(key string) (origin, host string) {
-	site, addr, ok := strings.Cut(key, "|")
-	if !ok {
-		return key, ""
-	}
-	scheme, host, _ := strings.Cut(site, "://")
-	return scheme + "://" + addr, host
-}
-
-// lookupTarget returns the in-memory origin whose robots.txt decides tg.
-func (t *Transport) lookupTarget(tg *target) (*origin, error) {
-	if tg.key != "" {
-		return t.origins.lookupKey(tg.key), nil
-	}
-	return t.origins.lookup(tg.url)
-}

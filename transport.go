@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -20,9 +18,10 @@ import (
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
 // politeness delay. It wires the owners of the work: the origin table
-// (origins.go), the target on the wire (target.go), the store of records
-// (store.go), the fetcher (fetcher.go), the records' state machine
-// (record.go) and the pacer (pacer.go). The zero Transport works
+// (origins.go), the target on the wire (target.go), bringing an origin's
+// state up to date (refresh.go) from the store of records (store.go) and
+// the fetcher (fetcher.go), the records' state machine (record.go),
+// deciding (decide.go) and the pacer (pacer.go). The zero Transport works
 // like NewTransport(nil, Options{}). It is safe for concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
@@ -83,59 +82,14 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // allowed. RoundTrip never modifies req and never follows redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	if req.URL == nil {
-		closeBody(req)
-		return nil, errors.New("robots: request has no URL")
-	}
-	if !isHTTP(req.URL.Scheme) {
+	if req.URL != nil && !isHTTP(req.URL.Scheme) {
 		return t.base.RoundTrip(req)
 	}
 	ctx := req.Context()
-	tg, err := targetOf(req)
+	o, err := t.admit(ctx, req)
 	if err != nil {
 		closeBody(req)
 		return nil, err
-	}
-	o, err := t.lookupTarget(&tg)
-	if err != nil {
-		closeBody(req)
-		return nil, err
-	}
-	var own [1]string
-	tokens := t.tokensFor(req, own[:0])
-	now := t.cfg.now()
-	var agent policy.Agent
-	var st *state
-	if !pathtarget.IsRobotsTxt(tg.uri) {
-		if st, now, err = t.state(ctx, o, now); err == nil {
-			agent, err = t.decide(st, req.URL, &tg, tokens, now)
-		}
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
-	} else {
-		t.stats.robotsRequests.Add(1)
-		if cur := o.current(); cur != nil {
-			// robots.txt itself is always allowed, but paced like any
-			// request.
-			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
-		}
-	}
-	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
-		closeBody(req)
-		return nil, err
-	}
-	if st != nil && st.rec.due(t.cfg.now()) {
-		// The wait outlasted the state decided on: decide again on a
-		// fresh one, so that nothing goes out on a stale robots.txt.
-		if st, now, err = t.state(ctx, o, t.cfg.now()); err == nil {
-			_, err = t.decide(st, req.URL, &tg, tokens, now)
-		}
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
 	}
 	out := req
 	if _, ok := req.Header["User-Agent"]; !ok && t.cfg.userAgent != "" {
@@ -154,6 +108,52 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// admit takes req, whose scheme is http or https, through everything that
+// comes before sending it: its target and origin, the decision on the
+// origin's robots.txt, and the politeness wait. It returns the origin, or
+// the error to return unsent: the caller then closes req's body.
+func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, error) {
+	if req.URL == nil {
+		return nil, errors.New("robots: request has no URL")
+	}
+	var own [1]string
+	tokens := t.tokensFor(req, own[:0])
+	tg, err := targetOf(req)
+	if err != nil {
+		return nil, err
+	}
+	o, err := t.lookupTarget(&tg)
+	if err != nil {
+		return nil, err
+	}
+	now := t.cfg.now()
+	var agent policy.Agent
+	var st *state
+	if !pathtarget.IsRobotsTxt(tg.uri) {
+		if st, now, agent, err = t.verdict(ctx, o, req.URL, &tg, tokens, now); err != nil {
+			return nil, err
+		}
+	} else {
+		t.stats.robotsRequests.Add(1)
+		if cur := o.current(); cur != nil {
+			// robots.txt itself is always allowed, but paced like any
+			// request.
+			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
+		}
+	}
+	if err := t.pacer.wait(ctx, o, t.delayFor(agent), now); err != nil {
+		return nil, err
+	}
+	if st != nil && st.rec.due(t.cfg.now()) {
+		// The wait outlasted the state decided on: decide again on a
+		// fresh one, so that nothing goes out on a stale robots.txt.
+		if _, _, _, err = t.verdict(ctx, o, req.URL, &tg, tokens, t.cfg.now()); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
 // tokensFor returns the product tokens req is decided for: the crawler's
 // own, or, when Options names none, the product token of req's own
 // User-Agent (as Scrapy does), appended to buf.
@@ -165,6 +165,14 @@ func (t *Transport) tokensFor(req *http.Request, buf []string) []string {
 		return append(buf, tok)
 	}
 	return nil
+}
+
+// closeBody closes the body of a request that will not be sent: a
+// RoundTripper must close it on every path, errors included.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }
 
 // Check decides rawURL as RoundTrip would, without waiting for its
@@ -191,11 +199,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if pathtarget.IsRobotsTxt(tg.uri) {
 		return nil
 	}
-	st, now, err := t.state(ctx, o, t.cfg.now())
-	if err != nil {
-		return err
-	}
-	_, err = t.decide(st, u, &tg, t.cfg.tokens, now)
+	_, _, _, err = t.verdict(ctx, o, u, &tg, t.cfg.tokens, t.cfg.now())
 	return err
 }
 
@@ -220,175 +224,5 @@ func (t *Transport) CloseIdleConnections() {
 	t.init()
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
-	}
-}
-
-// state returns o's robots state, fetching the robots.txt when it is not
-// held or is due. Concurrent callers share one fetch. The fetch runs
-// detached from ctx, under its own timeout, so a caller whose context ends
-// returns at once with ctx.Err() while the fetch goes on for the others.
-//
-// now is the time of the caller's request; state returns it, or the time
-// after the fetch when it had to wait for one.
-func (t *Transport) state(ctx context.Context, o *origin, now time.Time) (*state, time.Time, error) {
-	if st := o.current(); st != nil && !st.rec.due(now) {
-		return st, now, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, now, err
-	}
-	detached := context.WithoutCancel(ctx)
-	ch := t.flight.DoChan(o.key, func() (any, error) { return t.refresh(detached, o), nil })
-	select {
-	case r := <-ch:
-		return r.Val.(*state), t.cfg.now(), nil
-	case <-ctx.Done():
-		return nil, now, ctx.Err()
-	}
-}
-
-// refresh brings o's state up to date: from the store when another
-// transport sharing it has fetched, after another process's fetch when it
-// holds the fleet's lease, or else by fetching the robots.txt itself.
-func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
-	prev := o.current()
-	defer func() {
-		// The store, the fetcher and the logger recover their plug-ins'
-		// panics; this catches the rest, which singleflight would
-		// re-raise in a goroutine of its own, killing the process.
-		if p := recover(); p != nil {
-			safeLog(t.cfg.logger, slog.LevelError, "robots: panic refreshing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
-			res := fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: panic: %v", p)}
-			st = newState(next(recordOf(prev), res, t.cfg.now(), t.fresh), res.err, prev)
-			o.st.Store(st)
-		}
-	}()
-	now := t.cfg.now()
-	if prev == nil || prev.rec.due(now) {
-		if rec, ok := t.store.load(o.key); ok && (prev == nil || rec.FetchedAt.After(prev.rec.FetchedAt)) {
-			prev = newState(rec, nil, prev)
-		}
-	}
-	if prev != nil && !prev.rec.due(now) {
-		t.origins.set(o, prev)
-		return prev
-	}
-	leaseTTL := 2 * t.cfg.fetchTimeout
-	held, fetch := t.store.lease(ctx, o.key, leaseTTL)
-	if !fetch {
-		deadline := now.Add(t.cfg.fetchTimeout)
-		rec, h, ok := t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL)
-		if ok {
-			st := newState(rec, nil, prev)
-			t.origins.set(o, st)
-			return st
-		}
-		held = h
-	}
-	if held {
-		defer t.store.unlease(ctx, o.key)
-		// The last holder may have saved and let go between our load and
-		// our lease: its record saves a second fetch.
-		if rec, ok := t.store.load(o.key); ok && !rec.due(t.cfg.now()) {
-			st := newState(rec, nil, prev)
-			t.origins.set(o, st)
-			return st
-		}
-	}
-	robotsURL, host := o.robotsURL()
-	res := t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
-	rec := next(recordOf(prev), res, t.cfg.now(), t.fresh)
-	rec = t.store.save(ctx, o.key, rec)
-	st = newState(rec, res.err, prev)
-	t.origins.set(o, st)
-	t.stats.fetched(res)
-	t.logFetch(o.key, res, st)
-	return st
-}
-
-// recordOf returns st's record, nil for no state.
-func recordOf(st *state) *record {
-	if st == nil {
-		return nil
-	}
-	return &st.rec
-}
-
-// validatorsOf returns the validators to revalidate st's copy with: the
-// parsed robots.txt's, or while unreachable its last good copy's.
-func validatorsOf(st *state) validators {
-	if st == nil {
-		return validators{}
-	}
-	r := &st.rec
-	if r.Outcome == Unreachable {
-		r = r.Good
-	}
-	if r == nil || r.Outcome != Parsed {
-		return validators{}
-	}
-	return validators{etag: r.ETag, lastModified: r.LastModified}
-}
-
-// agentAt returns what tokens are held to under st at now: the groups of
-// the rules in force (none when every request is allowed), or refuse when
-// every request is refused.
-func agentAt(st *state, now time.Time, fallbackAfter time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
-	rules, refuse, _ := st.rules(now, fallbackAfter)
-	return rules.Agent(tokens...), refuse
-}
-
-// decide returns the *DisallowedError refusing u, whose target is tg, for
-// tokens under st at now, or nil with the groups that allowed it. Every
-// form of the request-URI that a server may serve must be allowed: as
-// sent, with dot segments resolved, and with repeated slashes merged
-// first.
-func (t *Transport) decide(st *state, u *url.URL, tg *target, tokens []string, now time.Time) (policy.Agent, error) {
-	agent, refuse := agentAt(st, now, t.cfg.fallbackAfter, tokens)
-	if refuse {
-		e := &DisallowedError{URL: u.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
-		return agent, t.refused(e)
-	}
-	// Agent.Allowed decides every form a server may serve for the
-	// request-URI: as sent, dot segments resolved, and repeated slashes
-	// merged first.
-	if !agent.Allowed(tg.uri) {
-		// Refused: only now is the explanation worth building.
-		d := agent.Decide(tg.uri)
-		token := d.Token
-		if token == "" || token == "*" {
-			token = primaryToken(tokens)
-		}
-		rule := d.Rule // a copy, so that d itself stays off the heap
-		return agent, t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: d.Resolved})
-	}
-	t.stats.allowed.Add(1)
-	return agent, nil
-}
-
-// refused counts and logs a refusal and returns it.
-func (t *Transport) refused(e *DisallowedError) error {
-	t.stats.refused.Add(1)
-	if e.Rule != nil {
-		safeLog(t.cfg.logger, slog.LevelInfo, "robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
-	} else {
-		safeLog(t.cfg.logger, slog.LevelInfo, "robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
-	}
-	return e
-}
-
-// primaryToken is the most specific of tokens, or "*" without one.
-func primaryToken(tokens []string) string {
-	if len(tokens) > 0 {
-		return tokens[0]
-	}
-	return "*"
-}
-
-// closeBody closes the body of a request that will not be sent: a
-// RoundTripper must close it on every path, errors included.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
 	}
 }
