@@ -185,18 +185,20 @@ func (s *schedule) slot(delay time.Duration, now time.Time) time.Time {
 // left for the request itself, fails at once, holding no slot, with an
 // error that matches context.DeadlineExceeded. Deadlines are real time;
 // only the distance to them is compared with the injected clock's.
-func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) error {
+// mayHaveWaited is false only when there was nothing to wait for, so the
+// caller's now still holds.
+func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) (mayHaveWaited bool, err error) {
 	s := p.scheduleOf(o)
 	if delay <= 0 && !s.paused().After(now) {
 		// Nothing to space requests by: no slot to take, no lock.
-		return nil
+		return false, nil
 	}
 	if p.slots != nil {
 		if handled, err := p.waitShared(ctx, s, delay, now); handled {
-			return err
+			return true, err
 		}
 	}
-	return p.waitLocal(ctx, s, delay, now)
+	return true, p.waitLocal(ctx, s, delay, now)
 }
 
 // waitLocal is wait on the transport's own schedule.

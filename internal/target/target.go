@@ -77,6 +77,11 @@ func IsRobotsTxt(requestURI string) bool {
 		// Longer than any spelling of it, each octet escaped.
 		return false
 	}
+	if strings.IndexByte(path, '%') < 0 {
+		// Without an escape to decode, normalising only escapes bytes
+		// that /robots.txt does not have, and drops a fragment.
+		return cutFragment(path) == robotsTxt
+	}
 	var buf [3 * len(robotsTxt)]byte
 	return IsRobotsPath(match.AppendPath(buf[:0], path))
 }
