@@ -1,6 +1,7 @@
 package match
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 )
@@ -49,6 +50,32 @@ type keptKeys struct {
 	// "/" followed by octet c, so that a search for a path starting so
 	// starts among the keys that share those two octets.
 	slash *[257]int32
+	// With slash, words[2*k] and words[2*k+1] are octets 2 to 9 and 10
+	// to 17 of key k, big-endian, zero past its end, so that most steps
+	// of a search compare two integers rather than two strings.
+	words []uint64
+}
+
+// keyWords returns octets 2 to 9 and 10 to 17 of s as big-endian words,
+// zero past its end. Words ordered so are ordered as the strings are, or
+// equal when the strings agree on those octets or differ only by zeros
+// past the shorter's end.
+func keyWords(s string) (a, b uint64) {
+	if len(s) >= 18 {
+		return binary.BigEndian.Uint64([]byte(s[2:10])), binary.BigEndian.Uint64([]byte(s[10:18]))
+	}
+	for i := 2; i < 18; i++ {
+		var c uint64
+		if i < len(s) {
+			c = uint64(s[i])
+		}
+		if i < 10 {
+			a = a<<8 | c
+		} else {
+			b = b<<8 | c
+		}
+	}
+	return a, b
 }
 
 type node struct {
@@ -245,6 +272,10 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		i, _ := slices.BinarySearch(x.kept.keys, "0")
 		slash[256] = int32(i)
 		x.kept.slash = slash
+		x.kept.words = make([]uint64, 2*len(x.kept.keys))
+		for k, key := range x.kept.keys {
+			x.kept.words[2*k], x.kept.words[2*k+1] = keyWords(key)
+		}
 	}
 }
 
@@ -334,8 +365,20 @@ func (x *index) greatest(s *Set, at string) int32 {
 	lo, hi := 0, len(x.nodes)-1
 	if x.kept != nil && x.kept.slash != nil && len(at) >= 2 && at[0] == '/' {
 		// Keys before the range are before at, and those after it are
-		// after at.
+		// after at. All of them share at's first two octets.
 		lo, hi = int(x.kept.slash[at[1]]), int(x.kept.slash[int(at[1])+1])
+		a, b := keyWords(at)
+		words := x.kept.words
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			ka, kb := words[2*m], words[2*m+1]
+			if ka < a || ka == a && (kb < b || kb == b && x.kept.keys[m] <= at) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		return int32(lo - 1)
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
