@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -196,6 +197,49 @@ func TestLookupManyRules(t *testing.T) {
 		got, want := s.Lookup(norm), refLookup(rules, string(norm))
 		if got != want && (got < 0 || want < 0 || rules[got].Allow != rules[want].Allow || rules[got].Pattern.Len() != rules[want].Pattern.Len()) {
 			t.Errorf("path %q: Lookup = %d, a scan gives %d", path, got, want)
+		}
+	}
+}
+
+// TestLookupManyRulesLongKeys compares, with a scan of every rule, a large
+// set whose keys share long prefixes and end before, within and after the
+// octets a search compares as words, on random paths.
+func TestLookupManyRulesLongKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "/ab.9"
+	word := func(n int) string {
+		b := []byte("/a")
+		for range n {
+			b = append(b, alphabet[rng.IntN(len(alphabet))])
+		}
+		return string(b)
+	}
+	var rules []Rule
+	for i := range 4 * keepKeys {
+		pattern := word(rng.IntN(24))
+		if i%9 == 0 {
+			pattern += "$"
+		}
+		p, err := Compile(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, Rule{Pattern: p, Allow: rng.IntN(2) == 0})
+	}
+	s := NewSet(rules)
+	if s.lit.kept == nil || s.lit.kept.words == nil {
+		t.Fatal("the set does not compare words")
+	}
+	for range 1500 {
+		path := word(rng.IntN(30))
+		if rng.IntN(4) == 0 {
+			r := rules[rng.IntN(len(rules))].Pattern.norm
+			path = strings.TrimSuffix(r, "$") + word(rng.IntN(4))[2:]
+		}
+		norm := AppendPath(nil, path)
+		got, want := s.Lookup(norm), refLookup(rules, string(norm))
+		if got != want && (got < 0 || want < 0 || rules[got].Allow != rules[want].Allow || rules[got].Pattern.Len() != rules[want].Pattern.Len()) {
+			t.Fatalf("path %q: Lookup = %d, a scan gives %d", path, got, want)
 		}
 	}
 }
