@@ -13,29 +13,6 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// SlotReserver is an optional capability of Options.Cache: one pace per
-// origin across every process sharing the store. When Options.Cache
-// implements it, each paced request reserves its send time there; an
-// error from any method counts as the store being unavailable for that
-// request, which is then paced by the transport alone.
-type SlotReserver interface {
-	// ReserveSlot reserves the earliest send time for key that is >= now,
-	// >= the last reserved slot + interval, and >= any pause. If that time
-	// is after limit (limit zero: no limit) nothing is reserved and ok is
-	// false (at still says when it would be).
-	ReserveSlot(ctx context.Context, key string, now time.Time, interval time.Duration, limit time.Time) (at time.Time, ok bool, err error)
-	// CancelSlot gives back the slot at (reserved with interval) if it is
-	// still the last one.
-	CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error
-	// Pause holds every later slot of key until at least until
-	// (Retry-After).
-	Pause(ctx context.Context, key string, until time.Time) error
-}
-
-// minSchedules is the fewest schedules a pacer holds, so that a small
-// MaxOrigins does not make pauses short-lived.
-const minSchedules = 1024
-
 // pacer owns the politeness schedule of every origin: when each may next
 // be sent a request, which requests wait for it and in what order, and
 // the pauses a Retry-After asked for. Its schedules live in a table of
@@ -53,6 +30,10 @@ type pacer struct {
 	mu    sync.Mutex
 	table map[string]*schedule
 }
+
+// minSchedules is the fewest schedules a pacer holds, so that a small
+// MaxOrigins does not make pauses short-lived.
+const minSchedules = 1024
 
 // schedule is one origin's pace: a queue of waiters served in arrival
 // order, each no sooner than its delay after the request let go before it
@@ -76,6 +57,25 @@ type waiter struct {
 	delay time.Duration
 	// turn is closed when the waiter comes first in the queue.
 	turn chan struct{}
+}
+
+// SlotReserver is an optional capability of Options.Cache: one pace per
+// origin across every process sharing the store. When Options.Cache
+// implements it, each paced request reserves its send time there; an
+// error from any method counts as the store being unavailable for that
+// request, which is then paced by the transport alone.
+type SlotReserver interface {
+	// ReserveSlot reserves the earliest send time for key that is >= now,
+	// >= the last reserved slot + interval, and >= any pause. If that time
+	// is after limit (limit zero: no limit) nothing is reserved and ok is
+	// false (at still says when it would be).
+	ReserveSlot(ctx context.Context, key string, now time.Time, interval time.Duration, limit time.Time) (at time.Time, ok bool, err error)
+	// CancelSlot gives back the slot at (reserved with interval) if it is
+	// still the last one.
+	CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error
+	// Pause holds every later slot of key until at least until
+	// (Retry-After).
+	Pause(ctx context.Context, key string, until time.Time) error
 }
 
 // init readies p to hold the schedules of maxOrigins origins, four times
