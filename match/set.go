@@ -92,10 +92,13 @@ type wildIndex struct {
 }
 
 // runFilter tells, so that most positions of a path are skipped without
-// a search, which octets the runs start with: the first octet of
-// one-octet runs, the first two of two- and three-octet runs, and a hash
-// of the first four of longer runs, in a table of about 16 bits per run.
+// a search, which octets the runs start with: first, the first octet of
+// every run, which rejects most positions with one test; then the first
+// octet of one-octet runs, the first two of two- and three-octet runs,
+// and a hash of the first four of longer runs, in a table of about 16
+// bits per run.
 type runFilter struct {
+	first  [4]uint64  // first octet of every run
 	single [4]uint64  // first octet of one-octet runs
 	pairs  [16]uint64 // hash of the first two octets of two- and three-octet runs
 	quads  []uint64   // hash of the first four octets of longer runs
@@ -109,6 +112,7 @@ func newRunFilter(keys []string) *runFilter {
 	}
 	f.quads = make([]uint64, 1<<(32-f.shift)/64)
 	for _, k := range keys {
+		set(f.first[:], uint(k[0]))
 		switch {
 		case len(k) == 1:
 			set(f.single[:], uint(k[0]))
@@ -128,15 +132,19 @@ func (f *runFilter) quadBit(s string) uint {
 	return uint(x * 0x9e3779b1 >> f.shift)
 }
 
-// starts reports whether some run may start at p[i:].
+// starts reports whether some run may start at p[i].
 func (f *runFilter) starts(p string, i int) bool {
-	if has(f.single[:], uint(p[i])) {
+	c := p[i]
+	if !has(f.first[:], uint(c)) {
+		return false
+	}
+	if has(f.single[:], uint(c)) {
 		return true
 	}
 	if i+1 == len(p) {
 		return false
 	}
-	if has(f.pairs[:], pairBit(p[i], p[i+1])) {
+	if has(f.pairs[:], pairBit(c, p[i+1])) {
 		return true
 	}
 	return i+4 <= len(p) && has(f.quads, f.quadBit(p[i:]))

@@ -1,6 +1,10 @@
 package target
 
-import "strings"
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+)
 
 // ResolveDots returns requestURI with the dot segments of its path removed
 // as RFC 3986 section 5.2.4 does, and whether there were any. A segment
@@ -73,8 +77,9 @@ func dotSegment(s string) string {
 // path with dot segments resolved, and merged, its path with runs of
 // slashes merged into one and then dot segments resolved. Each is "" when
 // it is no different from requestURI or from resolved, as for most paths,
-// which cost no copy.
+// which cost no copy. A fragment is not sent, so it is dropped first.
 func Alternates(requestURI string) (resolved, merged string) {
+	requestURI = cutFragment(requestURI)
 	if !strings.HasPrefix(requestURI, "/") || !mayResolve(requestURI) {
 		return "", ""
 	}
@@ -125,4 +130,72 @@ func mayResolve(requestURI string) bool {
 			return true
 		}
 	}
+}
+
+// MayHaveAlternates reports whether a path and query normalised by
+// match.AppendPath may have forms other than itself (see Alternates): its
+// path has a slash followed by a dot or another slash. Normalising has
+// decoded every "%2E", so that is the only way a dot segment or a run of
+// slashes can start. It may answer true for a path without alternates,
+// never false for one with them. Every decision asks it and almost every
+// answer is false, so it tests seven octets a step, or in a long path,
+// whose slashes are far apart, finds each slash with bytes.IndexByte.
+func MayHaveAlternates(norm []byte) bool {
+	if len(norm) > longPath {
+		for i := 0; ; {
+			j := bytes.IndexByte(norm[i:], '/')
+			if j < 0 || i+j+1 == len(norm) {
+				return false
+			}
+			i += j + 1
+			if norm[i]|1 == '/' {
+				// Only what comes before the first "?" is path.
+				return bytes.IndexByte(norm[:i], '?') < 0
+			}
+		}
+	}
+	const (
+		ones  = 0x0101010101010101
+		slash = '/' * ones
+		query = '?' * ones
+		// Octets 0 to 6: octet 7 has no neighbour within the word, so
+		// the next word starts there.
+		inner = 0x0080808080808080
+	)
+	for ; len(norm) >= 8; norm = norm[7:] {
+		x := binary.LittleEndian.Uint64(norm)
+		// Octet k of pairs is zero when octet k is "/" and octet k+1 is
+		// "." or "/": those are 0x2E and 0x2F, and setting the low bit of
+		// every octet makes them, and nothing else, a slash.
+		pairs := x ^ slash | ((x|ones)^slash)>>8
+		hits := zeroOctets(pairs) & inner
+		if q := zeroOctets(x ^ query); q != 0 {
+			// The path ends at the first "?": count the hits before it.
+			return hits&(q&-q-1) != 0
+		}
+		if hits != 0 {
+			return true
+		}
+	}
+	for i := 0; i+1 < len(norm); i++ {
+		switch {
+		case norm[i] == '?':
+			return false
+		case norm[i] == '/' && norm[i+1]|1 == '/':
+			return true
+		}
+	}
+	return false
+}
+
+// longPath is the length above which MayHaveAlternates looks only at
+// slashes: a call of bytes.IndexByte costs more than a short path takes to
+// read seven octets a step.
+const longPath = 64
+
+// zeroOctets returns x with 0x80 in each octet that is zero in x and 0
+// elsewhere, exactly: no carry crosses from one octet into the next.
+func zeroOctets(x uint64) uint64 {
+	const low7 = 0x7F7F7F7F7F7F7F7F
+	return ^((x&low7 + low7) | x | low7)
 }
