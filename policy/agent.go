@@ -101,9 +101,9 @@ func (a Agent) allowed(path []byte) bool {
 	if target.IsRobotsPath(path) {
 		return true
 	}
-	x := a.sel.index()
-	i := x.set.Lookup(path)
-	return i < 0 || x.rules[i].Allow
+	set := a.sel.index().set
+	i := set.Lookup(path)
+	return i < 0 || set.Rule(i).Allow
 }
 
 // Decide decides a request for pathAndQuery as Allowed does and explains
@@ -169,7 +169,8 @@ func (a Agent) decide(path []byte, pathAndQuery string) Decision {
 	d.Token, d.Groups = a.token, a.sel.groups
 	x := a.sel.index()
 	if i := x.set.Lookup(path); i >= 0 {
-		d.Matched, d.Rule, d.Allowed = true, x.rules[i], x.rules[i].Allow
+		d.Matched, d.Rule = true, a.sel.owner.rule(x.rule(i))
+		d.Allowed = d.Rule.Allow
 	}
 	return d
 }
@@ -181,5 +182,5 @@ func (a Agent) CrawlDelay() (time.Duration, bool) {
 	if a.sel == nil {
 		return 0, false
 	}
-	return a.sel.delay, a.sel.hasDelay
+	return max(a.sel.delay, 0), a.sel.delay >= 0
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ type parser struct {
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
 
-	groups     []Group
+	groups     []group
 	agents     []string
 	rules      []Rule
 	agentStart []int // agents[agentStart[i]:] and rules[ruleStart[i]:] belong
@@ -87,6 +88,11 @@ type emptyRule struct {
 	allow       bool
 }
 
+// maxParse is the most bytes of a file that Parse reads, far more than any
+// crawler reads (see MaxSize), so that a held file's offsets and line
+// numbers fit in 32 bits (see rule).
+const maxParse = math.MaxInt32
+
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 // maxPooled is the most rules or agents whose scratch space a pooled
@@ -95,7 +101,8 @@ const maxPooled = 4096
 
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
 // skipped with a Warning, so garbage gives an empty policy and warnings.
-// Parse reads all of data; apply Truncate first to see what a crawler sees.
+// Parse reads all of data up to 2 GiB; apply Truncate first to see what a
+// crawler sees.
 //
 // Every string the result holds (agents, patterns, sitemaps) is part of
 // one copy of data, so a parsed file costs its size plus a few words per
@@ -105,6 +112,10 @@ func Parse(data []byte) *Robots {
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
 	p.ruleLines, p.empties = p.ruleLines[:0], p.empties[:0]
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	whole := len(data) <= maxParse
+	if !whole {
+		data = Truncate(data, maxParse)
+	}
 	// While parsing, the lines are read in place, through a string view of
 	// data; finish copies every string that the result keeps (agents,
 	// patterns, sitemaps) into one string of their own, so the result
@@ -132,6 +143,11 @@ func Parse(data []byte) *Robots {
 		pos = next
 		p.line(line, text)
 	}
+	if !whole {
+		// The line that does not fit counts, so that the warning has one.
+		line++
+		p.warn(line, "file longer than %d bytes; the rest is ignored", maxParse)
+	}
 	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
@@ -145,47 +161,48 @@ func Parse(data []byte) *Robots {
 	return r
 }
 
-// finish moves the gathered groups into the Robots, in slices of exactly
-// their size: one for the groups, one for every group's agents and one
-// for every group's rules, and copies the strings it keeps, which point
-// into the caller's data, into one string: comments, field names and
-// blank lines are not kept.
+// finish moves the gathered groups into the Robots in their compact form
+// (see group), in slices of exactly their size, and copies the strings it
+// keeps, which point into the caller's data, into one string: comments,
+// field names and blank lines are not kept.
 func (p *parser) finish() *Robots {
 	r := p.r
 	n := 0
-	for _, a := range p.agents {
-		n += len(a)
-	}
 	for _, rule := range p.rules {
 		n += len(rule.Pattern)
+	}
+	for _, a := range p.agents {
+		n += len(a)
 	}
 	for _, sm := range r.sitemaps {
 		n += len(sm)
 	}
 	var kept strings.Builder
 	kept.Grow(n)
-	for _, a := range p.agents {
-		kept.WriteString(a)
+	if len(p.rules) > 0 {
+		r.rules = make([]rule, len(p.rules))
+		for i, x := range p.rules {
+			kept.WriteString(x.Pattern)
+			r.rules[i] = rule{end: uint32(kept.Len()), line: uint32(x.Line)}
+			if x.Allow {
+				r.rules[i].line |= ruleAllow
+			}
+		}
 	}
-	for _, rule := range p.rules {
-		kept.WriteString(rule.Pattern)
+	if len(p.agents) > 0 {
+		r.agentEnds = make([]uint32, len(p.agents))
+		for k, a := range p.agents {
+			kept.WriteString(a)
+			r.agentEnds[k] = uint32(kept.Len())
+		}
 	}
+	off := kept.Len()
 	for _, sm := range r.sitemaps {
 		kept.WriteString(sm)
 	}
-	all, off := kept.String(), 0
-	take := func(s string) string {
-		s, off = all[off:off+len(s)], off+len(s)
-		return s
-	}
-	for i := range p.agents {
-		p.agents[i] = take(p.agents[i])
-	}
-	for i := range p.rules {
-		p.rules[i].Pattern = take(p.rules[i].Pattern)
-	}
-	for i := range r.sitemaps {
-		r.sitemaps[i] = take(r.sitemaps[i])
+	r.text = kept.String()
+	for i, sm := range r.sitemaps {
+		r.sitemaps[i], off = r.text[off:off+len(sm)], off+len(sm)
 	}
 	// Appending left spare capacity that a held file need not keep.
 	if cap(r.sitemaps) > len(r.sitemaps) {
@@ -195,22 +212,15 @@ func (p *parser) finish() *Robots {
 		r.warnings = slices.Clone(r.warnings)
 	}
 	if len(p.groups) > 0 {
-		groups := slices.Clone(p.groups)
-		agents := slices.Clone(p.agents)
-		rules := slices.Clone(p.rules)
-		for i := range groups {
-			aEnd, rEnd := len(agents), len(rules)
-			if i+1 < len(groups) {
+		r.groups = slices.Clone(p.groups)
+		for i := range r.groups {
+			aEnd, rEnd := len(p.agents), len(p.rules)
+			if i+1 < len(r.groups) {
 				aEnd, rEnd = p.agentStart[i+1], p.ruleStart[i+1]
 			}
-			groups[i].Agents = agents[p.agentStart[i]:aEnd:aEnd]
-			if rs := p.ruleStart[i]; rs < rEnd {
-				groups[i].Rules = rules[rs:rEnd:rEnd]
-			}
+			r.groups[i].agentsEnd, r.groups[i].rulesEnd = uint32(aEnd), uint32(rEnd)
 		}
-		r.groups = groups
 	}
-	clear(p.groups)
 	clear(p.agents)
 	clear(p.rules)
 	p.groups, p.agents, p.rules = p.groups[:0], p.agents[:0], p.rules[:0]
@@ -327,7 +337,7 @@ func (p *parser) line(n int, text string) {
 // that their warnings show with the group.
 func (p *parser) extend(n int, field string) {
 	if p.cur >= 0 && field != "sitemap" {
-		p.groups[p.cur].EndLine = n
+		p.groups[p.cur].endLine = int32(n)
 	}
 }
 
@@ -371,7 +381,7 @@ func (p *parser) agent(n int, value string) {
 		}
 	}
 	if p.cur < 0 || p.inRules {
-		p.groups = append(p.groups, Group{Line: n})
+		p.groups = append(p.groups, group{line: int32(n), delay: -1})
 		p.agentStart = append(p.agentStart, len(p.agents))
 		p.ruleStart = append(p.ruleStart, len(p.rules))
 		p.ruleLines = append(p.ruleLines, 0)
@@ -502,8 +512,7 @@ func (p *parser) crawlDelay(n int, value string) {
 	// defined ones group. It belongs to every agent of the group, and the
 	// largest of several is kept, the politest reading.
 	g := &p.groups[p.cur]
-	d := time.Duration(secs * float64(time.Second))
-	if !g.HasCrawlDelay || d > g.CrawlDelay {
-		g.CrawlDelay, g.HasCrawlDelay = d, true
+	if d := time.Duration(secs * float64(time.Second)); d > g.delay {
+		g.delay = d
 	}
 }

@@ -14,19 +14,28 @@ package policy
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
 // Robots is a parsed robots.txt file. It is immutable and safe for
 // concurrent use; the slices its methods return are shared and must not be
 // modified. The rule index of a crawler's groups is built by the first
-// decision that consults them, which alone allocates; it is published
-// atomically, so no decision takes a lock.
+// decision that consults them, which alone allocates, and the Groups by
+// the first call of Groups; each is published atomically, so no decision
+// takes a lock.
 type Robots struct {
-	groups   []Group
-	sitemaps []string
-	warnings []Warning
-	lines    int
+	// text holds every string the file keeps: the rules' patterns, then
+	// the agents, then the sitemaps.
+	text      string
+	groups    []group
+	rules     []rule
+	agentEnds []uint32 // where each agent ends in text; see agent
+	sitemaps  []string
+	warnings  []Warning
+	lines     int
+
+	public atomic.Pointer[[]Group] // nil until the first call of Groups
 
 	agents []agentEntry // by lower-cased product token, sorted
 	star   *selection   // the merged "*" groups, or nil
@@ -171,9 +180,6 @@ func (r *Robots) Decide(pathAndQuery string, tokens ...string) Decision {
 func (r *Robots) CrawlDelay(tokens ...string) (time.Duration, bool) {
 	return r.Agent(tokens...).CrawlDelay()
 }
-
-// Groups returns the file's groups in file order.
-func (r *Robots) Groups() []Group { return r.groups }
 
 // Sitemaps returns the URLs of every Sitemap line, in file order.
 func (r *Robots) Sitemaps() []string { return r.sitemaps }

@@ -15,10 +15,9 @@ import (
 // most files name crawlers other than the one asking, and are never
 // indexed.
 type selection struct {
-	owner    *Robots
-	groups   []int
-	delay    time.Duration
-	hasDelay bool
+	owner  *Robots
+	groups []int
+	delay  time.Duration // the largest Crawl-delay of groups, or negative without one
 
 	// idx is nil until the first decision. Goroutines that find it nil
 	// at the same time each build an index and the first to store its
@@ -28,8 +27,19 @@ type selection struct {
 
 // ruleIndex is the rule set of a selection, built by selection.index.
 type ruleIndex struct {
-	rules []Rule // parallel to set's rules
-	set   *match.Set
+	set *match.Set
+	// rules holds, for each rule of set, its index in Robots.rules; with
+	// one group, which needs no list, rule i of set is rule first+i.
+	rules []int32
+	first int
+}
+
+// rule returns the index in Robots.rules of rule i of the set.
+func (x *ruleIndex) rule(i int) int {
+	if x.rules == nil {
+		return x.first + i
+	}
+	return int(x.rules[i])
 }
 
 // agentEntry names the selection of one lower-cased product token.
@@ -51,26 +61,30 @@ func (s *selection) index() *ruleIndex {
 }
 
 func (s *selection) build() *ruleIndex {
-	x := &ruleIndex{}
+	r, x := s.owner, &ruleIndex{}
+	n := 0
+	for _, gi := range s.groups {
+		lo, hi := r.groupRules(gi)
+		n += hi - lo
+	}
 	if len(s.groups) == 1 {
-		// Nothing to merge: share the group's own immutable slice.
-		x.rules = s.owner.groups[s.groups[0]].Rules
+		x.first, _ = r.groupRules(s.groups[0])
 	} else {
-		n := 0
+		x.rules = make([]int32, 0, n)
 		for _, gi := range s.groups {
-			n += len(s.owner.groups[gi].Rules)
-		}
-		x.rules = make([]Rule, 0, n)
-		for _, gi := range s.groups {
-			x.rules = append(x.rules, s.owner.groups[gi].Rules...)
+			lo, hi := r.groupRules(gi)
+			for i := lo; i < hi; i++ {
+				x.rules = append(x.rules, int32(i))
+			}
 		}
 	}
-	compiled := make([]match.Rule, len(x.rules))
-	for i, r := range x.rules {
+	compiled := make([]match.Rule, n)
+	for i := range compiled {
+		rule := r.rule(x.rule(i))
 		// Parse kept only patterns that compile; were one not to, its
 		// zero Pattern would match nothing.
-		p, _ := match.Compile(r.Pattern)
-		compiled[i] = match.Rule{Pattern: p, Allow: r.Allow}
+		p, _ := match.Compile(rule.Pattern)
+		compiled[i] = match.Rule{Pattern: p, Allow: rule.Allow}
 	}
 	x.set = match.NewSet(compiled)
 	return x
@@ -92,8 +106,10 @@ func (r *Robots) index() {
 		lowered []byte
 		star    []int
 	)
-	for i, g := range r.groups {
-		for _, a := range g.Agents {
+	for i := range r.groups {
+		lo, hi := r.groupAgents(i)
+		for k := lo; k < hi; k++ {
+			a := r.agent(k)
 			switch {
 			case a == "*":
 				if len(star) == 0 || star[len(star)-1] != i {
@@ -189,11 +205,9 @@ func (r *Robots) index() {
 	sels := make([]selection, len(lists))
 	for i, groups := range lists {
 		s := &sels[i]
-		s.owner, s.groups = r, groups
+		s.owner, s.groups, s.delay = r, groups, -1
 		for _, gi := range groups {
-			if g := &r.groups[gi]; g.HasCrawlDelay && (!s.hasDelay || g.CrawlDelay > s.delay) {
-				s.delay, s.hasDelay = g.CrawlDelay, true
-			}
+			s.delay = max(s.delay, r.groups[gi].delay)
 		}
 	}
 	if len(tokens) > 0 {
