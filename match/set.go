@@ -2,6 +2,7 @@ package match
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -41,6 +42,10 @@ type index struct {
 	nodes []node    // one per distinct key, sorted by key, then a sentinel
 	order []int32   // rule indexes, grouped by key in node order, best first
 	kept  *keptKeys // nil when keys are found through their rules
+	// heads[k] is octets 0 to 7 of key k, big-endian, zero past its end,
+	// unless kept has words: most steps of a search then compare two
+	// integers, with no load of the key and no call.
+	heads []uint64
 }
 
 // keptKeys holds the keys of an index in an array of their own.
@@ -54,6 +59,59 @@ type keptKeys struct {
 	// to 17 of key k, big-endian, zero past its end, so that most steps
 	// of a search compare two integers rather than two strings.
 	words []uint64
+}
+
+// greatest returns the last key in [lo, hi) not after at, whose words
+// are a and b, or lo-1. The search over the words takes no branch that
+// depends on them: in a large set each step is a load from far away, and
+// a mispredicted branch would wait for it. Keys whose words equal at's
+// are then told apart by their text.
+func (kk *keptKeys) greatest(lo, hi int, a, b uint64, at string) int32 {
+	words := kk.words
+	base, n := lo, hi-lo
+	if n == 0 {
+		return int32(lo - 1)
+	}
+	for n > 1 {
+		half := n >> 1
+		m := base + half
+		// borrow is 0 when key m's words are not after at's.
+		_, borrow := bits.Sub64(b, words[2*m+1], 0)
+		_, borrow = bits.Sub64(a, words[2*m], borrow)
+		base += int(uint64(half) & (borrow - 1))
+		n -= half
+	}
+	_, borrow := bits.Sub64(b, words[2*base+1], 0)
+	_, borrow = bits.Sub64(a, words[2*base], borrow)
+	r := base - int(borrow)
+	if r < lo || words[2*r] != a || words[2*r+1] != b {
+		return int32(r)
+	}
+	// The keys of a run ending at r share at's words; runs are short, so
+	// its start is found by steps back that double, then a search.
+	first, step := r, 1
+	for first-step >= lo && words[2*(first-step)] == a && words[2*(first-step)+1] == b {
+		first -= step
+		step <<= 1
+	}
+	for before := max(first-step, lo-1); first-before > 1; {
+		m := int(uint(before+first) >> 1)
+		if words[2*m] == a && words[2*m+1] == b {
+			first = m
+		} else {
+			before = m
+		}
+	}
+	// Keys first to r share at's words: the last of them not after at.
+	for hi := r + 1; first < hi; {
+		m := int(uint(first+hi) >> 1)
+		if kk.keys[m] <= at {
+			first = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return int32(first - 1)
 }
 
 // keyWords returns octets 2 to 9 and 10 to 17 of s as big-endian words,
@@ -246,6 +304,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 	}
 	x.order = make([]int32, len(ks))
 	x.nodes = make([]node, 0, distinct+1)
+	x.heads = make([]uint64, 0, distinct)
 	if keep {
 		x.kept = &keptKeys{keys: make([]string, 0, distinct)}
 	}
@@ -265,6 +324,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		}
 		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
 		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
+		x.heads = append(x.heads, keyHead(k.key))
 		if keep {
 			x.kept.keys = append(x.kept.keys, k.key)
 		}
@@ -280,6 +340,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		i, _ := slices.BinarySearch(x.kept.keys, "0")
 		slash[256] = int32(i)
 		x.kept.slash = slash
+		x.heads = nil
 		x.kept.words = make([]uint64, 2*len(x.kept.keys))
 		for k, key := range x.kept.keys {
 			x.kept.words[2*k], x.kept.words[2*k+1] = keyWords(key)
@@ -376,27 +437,45 @@ func (x *index) greatest(s *Set, at string) int32 {
 		// after at. All of them share at's first two octets.
 		lo, hi = int(x.kept.slash[at[1]]), int(x.kept.slash[int(at[1])+1])
 		a, b := keyWords(at)
-		words := x.kept.words
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			ka, kb := words[2*m], words[2*m+1]
-			if ka < a || ka == a && (kb < b || kb == b && x.kept.keys[m] <= at) {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		return int32(lo - 1)
+		return x.kept.greatest(lo, hi, a, b, at)
 	}
+	if x.heads == nil {
+		// A set with words keeps its keys, and at is too short for them.
+		i, found := slices.BinarySearch(x.kept.keys, at)
+		if found {
+			return int32(i)
+		}
+		return int32(i - 1)
+	}
+	h := keyHead(at)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.key(x, m) <= at {
+		// Paths and keys hold no zero octet (normalising escapes it), so
+		// heads ordered so are ordered as the strings are, and equal heads
+		// need the strings themselves.
+		if hm := x.heads[m]; hm < h || hm == h && s.key(x, m) <= at {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	return int32(lo - 1)
+}
+
+// keyHead returns octets 0 to 7 of s as a big-endian word, zero past its
+// end.
+func keyHead(s string) uint64 {
+	if len(s) >= 8 {
+		return binary.BigEndian.Uint64([]byte(s[:8]))
+	}
+	var h uint64
+	for i := range 8 {
+		h <<= 8
+		if i < len(s) {
+			h |= uint64(s[i])
+		}
+	}
+	return h
 }
 
 // try tests, best first, the rules of node k of x against path, and

@@ -54,24 +54,8 @@ func (a Agent) Allowed(pathAndQuery string) bool {
 	if a.sel == nil {
 		return true
 	}
-	// The stack buffer is cleared on every call, so short paths, the
-	// common case, get a small one.
-	if len(pathAndQuery) <= smallPath {
-		var buf [smallPath]byte
-		return a.allowedForms(match.AppendPath(buf[:0], pathAndQuery), pathAndQuery)
-	}
-	var buf [2048]byte
-	return a.allowedForms(match.AppendPath(buf[:0], pathAndQuery), pathAndQuery)
-}
-
-// allowedForms decides path, pathAndQuery normalised, and the other forms
-// of pathAndQuery, which only the few paths that may have any work out.
-func (a Agent) allowedForms(path []byte, pathAndQuery string) bool {
-	if !a.allowed(path) {
+	if !a.AllowedLiteral(pathAndQuery) {
 		return false
-	}
-	if !target.MayHaveAlternates(path) {
-		return true
 	}
 	resolved, merged := target.Alternates(pathAndQuery)
 	return (resolved == "" || a.AllowedLiteral(resolved)) && (merged == "" || a.AllowedLiteral(merged))
@@ -113,19 +97,8 @@ func (a Agent) allowed(path []byte) bool {
 // query. When the path as sent is allowed but another form is refused,
 // the Decision is that form's, with Decision.Resolved set.
 func (a Agent) Decide(pathAndQuery string) Decision {
-	if len(pathAndQuery) <= smallPath {
-		var buf [smallPath]byte
-		return a.decideForms(match.AppendPath(buf[:0], pathAndQuery), pathAndQuery)
-	}
-	var buf [2048]byte
-	return a.decideForms(match.AppendPath(buf[:0], pathAndQuery), pathAndQuery)
-}
-
-// decideForms decides path, pathAndQuery normalised, and then the other
-// forms of pathAndQuery as allowedForms does.
-func (a Agent) decideForms(path []byte, pathAndQuery string) Decision {
-	d := a.decide(path, pathAndQuery)
-	if !d.Allowed || a.sel == nil || !target.MayHaveAlternates(path) {
+	d := a.DecideLiteral(pathAndQuery)
+	if !d.Allowed || a.sel == nil {
 		return d
 	}
 	resolved, merged := target.Alternates(pathAndQuery)

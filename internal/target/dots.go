@@ -1,7 +1,6 @@
 package target
 
 import (
-	"bytes"
 	"encoding/binary"
 	"strings"
 )
@@ -79,10 +78,10 @@ func dotSegment(s string) string {
 // it is no different from requestURI or from resolved, as for most paths,
 // which cost no copy. A fragment is not sent, so it is dropped first.
 func Alternates(requestURI string) (resolved, merged string) {
-	requestURI = cutFragment(requestURI)
-	if !strings.HasPrefix(requestURI, "/") || !mayResolve(requestURI) {
+	if !strings.HasPrefix(requestURI, "/") || !mayHaveAlternates(requestURI) {
 		return "", ""
 	}
+	requestURI = cutFragment(requestURI)
 	path := requestURI
 	if i := strings.IndexByte(requestURI, '?'); i >= 0 {
 		path = requestURI[:i]
@@ -111,84 +110,70 @@ func Alternates(requestURI string) (resolved, merged string) {
 	return resolved, merged
 }
 
-// afterSlash marks the octets that, right after a "/", may start a dot
-// segment ("." or an escaped "%2E") or a run of slashes.
-var afterSlash = [256]bool{'.': true, '/': true, '%': true}
-
-// mayResolve reports whether requestURI may have a dot segment or a run of
-// slashes. A slash in the query may answer true too, which the callers
-// check again. It looks only at the octet after each slash: paths have a
-// few slashes, so this costs a few IndexByte calls.
-func mayResolve(requestURI string) bool {
-	for i := 0; ; {
-		j := strings.IndexByte(requestURI[i:], '/')
-		if j < 0 || i+j+1 >= len(requestURI) {
-			return false
-		}
-		i += j + 1
-		if afterSlash[requestURI[i]] {
-			return true
-		}
-	}
-}
-
-// MayHaveAlternates reports whether a path and query normalised by
-// match.AppendPath may have forms other than itself (see Alternates): its
-// path has a slash followed by a dot or another slash. Normalising has
-// decoded every "%2E", so that is the only way a dot segment or a run of
-// slashes can start. It may answer true for a path without alternates,
-// never false for one with them. Every decision asks it and almost every
-// answer is false, so it tests seven octets a step, or in a long path,
-// whose slashes are far apart, finds each slash with bytes.IndexByte.
-func MayHaveAlternates(norm []byte) bool {
-	if len(norm) > longPath {
+// mayHaveAlternates reports whether requestURI may have forms other than
+// itself (see Alternates): its path, up to the first "?" or "#", has a
+// slash followed by ".", "/" or "%", the only ways a dot segment ("%2E"
+// is a dot too) or a run of slashes can start. It may answer true for a
+// path without alternates, never false for one with them.
+//
+// Every decision asks it, and almost every answer is false, so it tests
+// seven octets a step, or in a long path, whose slashes are far apart,
+// finds each slash with strings.IndexByte. It reads requestURI rather
+// than its normalised form: a word read from octets just written one by
+// one waits for them to reach the cache.
+func mayHaveAlternates(requestURI string) bool {
+	s := requestURI
+	if len(s) > longPath {
 		for i := 0; ; {
-			j := bytes.IndexByte(norm[i:], '/')
-			if j < 0 || i+j+1 == len(norm) {
+			j := strings.IndexByte(s[i:], '/')
+			if j < 0 || i+j+1 == len(s) {
 				return false
 			}
 			i += j + 1
-			if norm[i]|1 == '/' {
-				// Only what comes before the first "?" is path.
-				return bytes.IndexByte(norm[:i], '?') < 0
+			if c := s[i]; c|1 == '/' || c == '%' {
+				// Only what comes before the first "?" or "#" is path.
+				return strings.IndexAny(s[:i], "?#") < 0
 			}
 		}
 	}
 	const (
 		ones  = 0x0101010101010101
 		slash = '/' * ones
+		pct   = '%' * ones
 		query = '?' * ones
+		frag  = '#' * ones
 		// Octets 0 to 6: octet 7 has no neighbour within the word, so
 		// the next word starts there.
 		inner = 0x0080808080808080
 	)
-	for ; len(norm) >= 8; norm = norm[7:] {
-		x := binary.LittleEndian.Uint64(norm)
-		// Octet k of pairs is zero when octet k is "/" and octet k+1 is
-		// "." or "/": those are 0x2E and 0x2F, and setting the low bit of
-		// every octet makes them, and nothing else, a slash.
-		pairs := x ^ slash | ((x|ones)^slash)>>8
-		hits := zeroOctets(pairs) & inner
-		if q := zeroOctets(x ^ query); q != 0 {
-			// The path ends at the first "?": count the hits before it.
-			return hits&(q&-q-1) != 0
+	for ; len(s) >= 8; s = s[7:] {
+		x := binary.LittleEndian.Uint64([]byte(s[:8]))
+		slashes := zeroOctets(x ^ slash)
+		// "." and "/" are 0x2E and 0x2F: setting the low bit of every
+		// octet makes them, and nothing else, a slash.
+		starts := zeroOctets((x|ones)^slash) | zeroOctets(x^pct)
+		hits := slashes & (starts >> 8) & inner
+		if end := zeroOctets(x^query) | zeroOctets(x^frag); end != 0 {
+			// The path ends at the first "?" or "#": count the hits
+			// before it.
+			return hits&(end&-end-1) != 0
 		}
 		if hits != 0 {
 			return true
 		}
 	}
-	for i := 0; i+1 < len(norm); i++ {
-		switch {
-		case norm[i] == '?':
+	for i := 0; i+1 < len(s); i++ {
+		switch c := s[i+1]; {
+		case s[i] == '?' || s[i] == '#':
 			return false
-		case norm[i] == '/' && norm[i+1]|1 == '/':
+		case s[i] == '/' && (c|1 == '/' || c == '%'):
 			return true
 		}
 	}
 	return false
 }
 
-// longPath is the length above which MayHaveAlternates looks only at
+// longPath is the length above which mayHaveAlternates looks only at
 // slashes: a call of bytes.IndexByte costs more than a short path takes to
 // read seven octets a step.
 const longPath = 64

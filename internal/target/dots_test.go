@@ -3,8 +3,6 @@ package target
 import (
 	"strings"
 	"testing"
-
-	"github.com/crawlkit/robots/match"
 )
 
 // TestResolveDots checks dot-segment removal (RFC 3986 section 5.2.4).
@@ -96,8 +94,8 @@ func TestIsRobotsTxt(t *testing.T) {
 	}
 }
 
-// TestMayHaveAlternates checks the quick test on normalised paths, across
-// the eight-octet steps it reads in and the query it stops at.
+// TestMayHaveAlternates checks the quick test, across the seven-octet
+// steps it reads in and the query or fragment it stops at.
 func TestMayHaveAlternates(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -109,52 +107,51 @@ func TestMayHaveAlternates(t *testing.T) {
 		{"/./", true},
 		{"//", true},
 		{"/abcdef/../x", true},
-		{"/abcdef/.hidden", true},          // a dot file: a false alarm
-		{"/abcdef//x", true},               // the slashes straddle two words
-		{"/abcdefghijklmn/./", true},       // in the tail
-		{"/abcdefghijklmno//", true},       // the last octet of a word, then the tail
-		{"/abcdefghijklmn/%2e%2E/x", true}, // decoded by normalising
+		{"/abcdef/.hidden", true},   // a dot file: a false alarm
+		{"/abcdef/%41", true},       // an escape: a false alarm
+		{"/abcdef//x", true},        // the slashes straddle two words
+		{"/abcdefghijklm/./", true}, // in the tail
+		{"/abcdefghijklmn//", true}, // the last octet of a word, then the next
+		{"/abcdefghij/%2e%2E/x", true},
 		{"/a?x=//y/../z", false},
+		{"/a#x//y", false},
 		{"/abcdefghijklmnopqrst?x=//y/../z", false},
 		{"/a%2F..", false}, // an escaped slash starts no segment
 		{"/abcdef/?x//", false},
 		{"/abcdef/.?x", true},
 		{"/abcdefghijklm?//", false},
+		{"/abcdefghijklm#//", false},
 		{"/" + strings.Repeat("a", 100) + "/./", true},
+		{"/" + strings.Repeat("a", 100) + "/%2e/", true},
 		{"/" + strings.Repeat("a", 100) + "/?//", false},
+		{"/" + strings.Repeat("a", 100) + "#/./", false},
 		{"/" + strings.Repeat("a/", 100), false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := MayHaveAlternates(match.AppendPath(nil, tc.in)); got != tc.want {
-				t.Errorf("MayHaveAlternates(%q) = %v, want %v", tc.in, got, tc.want)
+			if got := mayHaveAlternates(tc.in); got != tc.want {
+				t.Errorf("mayHaveAlternates(%q) = %v, want %v", tc.in, got, tc.want)
 			}
 		})
 	}
 }
 
-// FuzzMayHaveAlternates checks that the quick test never misses a path
-// that has alternates, whatever its octets, and that it answers as an
-// octet-by-octet reading of its rule does.
+// FuzzMayHaveAlternates checks that the quick test answers as an
+// octet-by-octet reading of its rule does, so that Alternates, which asks
+// it first, misses no form.
 func FuzzMayHaveAlternates(f *testing.F) {
 	for _, s := range []string{"/a/../b", "//x", "/abcdefg//", "/%2e%2E/x?y", "/a#/../b", "/a?//", "/abcdef/?//", "/abcdefghijklm?x//"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, uri string) {
-		norm := match.AppendPath(nil, uri)
-		got := MayHaveAlternates(norm)
-		resolved, merged := Alternates(uri)
-		if (resolved != "" || merged != "") && !got {
-			t.Fatalf("MayHaveAlternates(%q) = false; Alternates gives %q, %q", uri, resolved, merged)
-		}
 		want := false
-		for i := 0; i+1 < len(norm) && norm[i] != '?'; i++ {
-			if norm[i] == '/' && (norm[i+1] == '.' || norm[i+1] == '/') {
+		for i := 0; i+1 < len(uri) && uri[i] != '?' && uri[i] != '#'; i++ {
+			if c := uri[i+1]; uri[i] == '/' && (c == '.' || c == '/' || c == '%') {
 				want = true
 				break
 			}
 		}
-		if got != want {
-			t.Fatalf("MayHaveAlternates(%q) = %v, want %v", norm, got, want)
+		if got := mayHaveAlternates(uri); got != want {
+			t.Fatalf("mayHaveAlternates(%q) = %v, want %v", uri, got, want)
 		}
 	})
 }
