@@ -248,14 +248,11 @@ func recordOf(st *state) *record {
 	return &st.rec
 }
 
-// validatorsOf returns the validators to revalidate st's copy with: the
-// parsed robots.txt's, or while unreachable its last good copy's.
-func validatorsOf(st *state) validators {
-	if st == nil {
-		return validators{}
-	}
-	r := &st.rec
-	if r.Outcome == Unreachable {
+// validatorsOf returns the validators to revalidate r's copy with: the
+// parsed robots.txt's, or while unreachable its last good copy's; none
+// for no record.
+func validatorsOf(r *record) validators {
+	if r != nil && r.Outcome == Unreachable {
 		r = r.Good
 	}
 	if r == nil || r.Outcome != Parsed {
