@@ -33,36 +33,6 @@ type fetcher struct {
 	logger       *slog.Logger
 }
 
-// fetchResult is what one fetch of an origin's robots.txt came to.
-type fetchResult struct {
-	outcome      Outcome
-	status       int           // the final status; 0 when none arrived
-	body         []byte        // when Parsed: the file cut to the size limit
-	size         int64         // decoded bytes kept, at most the size limit
-	truncated    bool          // the file was longer than the size limit
-	maxAge       time.Duration // Cache-Control max-age; negative when none
-	age          time.Duration // the response's Age header
-	noCache      bool          // Cache-Control no-cache or no-store
-	retryAfter   time.Duration // a 429 or 503's Retry-After
-	notModified  bool          // a 304 confirmed the stored copy
-	etag         string        // validators of a parsed body
-	lastModified string
-	vary         bool   // the response varies by User-Agent
-	url          string // the last URL requested
-	err          error  // why unreachable, or why a redirect was not followed
-}
-
-// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
-func (r fetchResult) class() string {
-	if r.status == 0 {
-		return "network"
-	}
-	return strconv.Itoa(r.status/100) + "xx"
-}
-
-// validators are the ETag and Last-Modified of the copy to revalidate.
-type validators struct{ etag, lastModified string }
-
 // fetch gets the robots.txt of the origin whose key is originKey (see
 // robotsURLOf). The fetch runs detached from ctx's cancellation, bounded
 // by the fetcher's timeout even when the base RoundTripper ignores its

@@ -11,6 +11,7 @@ import (
 // robots state and a pointer to its politeness schedule, which the pacer
 // owns. It is safe for concurrent use.
 type origin struct {
+	id originID // its id in the table
 	// key is the origin key, the origin's key in the store:
 	// scheme://host[:port], or for a Host override
 	// scheme://site|dialhost[:port] (target.go).
@@ -64,16 +65,15 @@ func (tb *originTable) lookupTarget(tg *target) *origin {
 
 // add inserts a new origin under id unless another goroutine did first.
 func (tb *originTable) add(id originID) *origin {
-	o, _ := tb.cache.SetIfAbsent(id, &origin{key: id.key()})
+	o, _ := tb.cache.SetIfAbsent(id, &origin{id: id, key: id.key()})
 	return o
 }
 
 // set makes st o's state and weighs o again.
 func (tb *originTable) set(o *origin, st *state) {
 	o.st.Store(st)
-	id := idOf(o.key)
-	if cur, ok := tb.cache.GetIfPresent(id); ok && cur == o {
-		tb.cache.Set(id, o)
+	if cur, ok := tb.cache.GetIfPresent(o.id); ok && cur == o {
+		tb.cache.Set(o.id, o)
 	}
 }
 

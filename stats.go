@@ -2,6 +2,7 @@ package robots
 
 import (
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -70,6 +71,14 @@ func (c *counters) fetched(res fetchResult) {
 	if res.notModified {
 		c.revalidated.Add(1)
 	}
+}
+
+// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
+func (r fetchResult) class() string {
+	if r.status == 0 {
+		return "network"
+	}
+	return strconv.Itoa(r.status/100) + "xx"
 }
 
 // snapshot returns the counts as Stats, with origins the number of
