@@ -86,6 +86,7 @@ func (r *refresher) refresh(ctx context.Context, o *origin) (st *state) {
 		// The flight before this one brought it up to date.
 		return prev
 	}
+	// Another transport sharing the store may have fetched since.
 	if rec, ok := r.store.load(o.key); ok && (base == nil || rec.FetchedAt.After(base.FetchedAt)) {
 		base = &rec
 	}

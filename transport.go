@@ -85,6 +85,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	case o == nil:
+		// Not http or https: robots.txt does not govern it.
 		return t.base.RoundTrip(req)
 	}
 	t.stats.sent.Add(1)
