@@ -2,38 +2,76 @@ package robots
 
 import (
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/crawlkit/robots/policy"
 )
 
-// decide returns the *DisallowedError refusing u, whose target is tg, for
-// tokens under st at now, or nil with the groups that allowed it. Every
-// form of the request-URI that a server may serve must be allowed: as
-// sent, with dot segments resolved, and with repeated slashes merged
-// first.
-func (t *Transport) decide(st *state, u *url.URL, tg *target, tokens []string, now time.Time) (policy.Agent, error) {
-	agent, refuse := agentAt(st, now, t.cfg.fallbackAfter, tokens)
-	if refuse {
-		e := &DisallowedError{URL: u.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
-		return agent, t.refused(e)
+// decider decides requests under an origin's robots state, and counts and
+// logs what it decides. It holds no state of its own and is safe for
+// concurrent use.
+type decider struct {
+	tokens        []string // Options.Agents, or the product token of Options.UserAgent
+	fallbackAfter time.Duration
+	logger        *slog.Logger
+	stats         *counters
+}
+
+// decide returns the *DisallowedError refusing tg under st at now, or nil
+// with the groups that allowed it. Every form of the request-URI that a
+// server may serve must be allowed: as sent, with dot segments resolved,
+// and with repeated slashes merged first. A request for /robots.txt
+// itself is always allowed, and st may then be nil.
+func (d *decider) decide(st *state, tg *target, now time.Time) (policy.Agent, error) {
+	var own [1]string
+	tokens := d.tokensFor(tg, own[:0])
+	if tg.robotsTxt {
+		// Allowed, but paced like any request by the groups in force.
+		d.stats.robotsRequests.Add(1)
+		var agent policy.Agent
+		if st != nil {
+			agent, _ = agentAt(st, now, d.fallbackAfter, tokens)
+		}
+		return agent, nil
 	}
-	// Agent.Allowed decides every form a server may serve for the
-	// request-URI: as sent, dot segments resolved, and repeated slashes
-	// merged first.
-	if !agent.Allowed(tg.uri) {
+	agent, refuse := agentAt(st, now, d.fallbackAfter, tokens)
+	var e *DisallowedError
+	switch {
+	case refuse:
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
+	case !agent.Allowed(tg.uri):
 		// Refused: only now is the explanation worth building.
-		d := agent.Decide(tg.uri)
-		token := d.Token
+		dec := agent.Decide(tg.uri)
+		token := dec.Token
 		if token == "" || token == "*" {
 			token = primaryToken(tokens)
 		}
-		rule := d.Rule // a copy, so that d itself stays off the heap
-		return agent, t.refused(&DisallowedError{URL: u.Redacted(), Token: token, Rule: &rule, Resolved: d.Resolved})
+		rule := dec.Rule // a copy, so that dec itself stays off the heap
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved}
+	default:
+		d.stats.allowed.Add(1)
+		return agent, nil
 	}
-	t.stats.allowed.Add(1)
-	return agent, nil
+	d.stats.refused.Add(1)
+	if e.Rule != nil {
+		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
+	} else {
+		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
+	}
+	return agent, e
+}
+
+// tokensFor returns the product tokens tg is decided for: the crawler's
+// own, or, when Options names none, the product token of the request's
+// own User-Agent (as Scrapy does), appended to buf.
+func (d *decider) tokensFor(tg *target, buf []string) []string {
+	if len(d.tokens) > 0 {
+		return d.tokens
+	}
+	if tok := policy.ProductToken(tg.header.Get("User-Agent")); tok != "" {
+		return append(buf, tok)
+	}
+	return nil
 }
 
 // agentAt returns what tokens are held to under st at now: the groups of
@@ -50,15 +88,4 @@ func primaryToken(tokens []string) string {
 		return tokens[0]
 	}
 	return "*"
-}
-
-// refused counts and logs a refusal and returns it.
-func (t *Transport) refused(e *DisallowedError) error {
-	t.stats.refused.Add(1)
-	if e.Rule != nil {
-		safeLog(t.cfg.logger, slog.LevelInfo, "robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
-	} else {
-		safeLog(t.cfg.logger, slog.LevelInfo, "robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
-	}
-	return e
 }

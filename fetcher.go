@@ -33,44 +33,13 @@ type fetcher struct {
 	logger       *slog.Logger
 }
 
-// fetchResult is what one fetch of an origin's robots.txt came to.
-type fetchResult struct {
-	outcome      Outcome
-	status       int           // the final status; 0 when none arrived
-	body         []byte        // when Parsed: the file cut to the size limit
-	size         int64         // decoded bytes kept, at most the size limit
-	truncated    bool          // the file was longer than the size limit
-	maxAge       time.Duration // Cache-Control max-age; negative when none
-	age          time.Duration // the response's Age header
-	noCache      bool          // Cache-Control no-cache or no-store
-	retryAfter   time.Duration // a 429 or 503's Retry-After
-	notModified  bool          // a 304 confirmed the stored copy
-	etag         string        // validators of a parsed body
-	lastModified string
-	vary         bool   // the response varies by User-Agent
-	url          string // the last URL requested
-	err          error  // why unreachable, or why a redirect was not followed
-}
-
-// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
-func (r fetchResult) class() string {
-	if r.status == 0 {
-		return "network"
-	}
-	return strconv.Itoa(r.status/100) + "xx"
-}
-
-// validators are the ETag and Last-Modified of the copy to revalidate.
-type validators struct{ etag, lastModified string }
-
-// fetch gets the robots.txt at robotsURL. host, when not empty, is the Host
-// header to send instead of the URL's (a request whose req.Host overrides
-// its URL's host is governed by that site's robots.txt). The fetch runs
-// detached from ctx's cancellation, bounded by the fetcher's timeout even
-// when the base RoundTripper ignores its context, and a panic of the base
-// is recovered, logged with its stack and taken as an unreachable
-// robots.txt.
-func (f *fetcher) fetch(ctx context.Context, robotsURL, host string, v validators) fetchResult {
+// fetch gets the robots.txt of the origin whose key is originKey (see
+// robotsURLOf). The fetch runs detached from ctx's cancellation, bounded
+// by the fetcher's timeout even when the base RoundTripper ignores its
+// context, and a panic of the base is recovered, logged with its stack and
+// taken as an unreachable robots.txt.
+func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fetchResult {
+	robotsURL, host := robotsURLOf(originKey)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
 	done := make(chan fetchResult, 1)
@@ -78,7 +47,7 @@ func (f *fetcher) fetch(ctx context.Context, robotsURL, host string, v validator
 		defer func() {
 			if p := recover(); p != nil {
 				stack := debug.Stack()
-				safeLog(f.logger, slog.LevelError, "robots: panic during robots.txt fetch", "url", robotsURL, "panic", p, "stack", string(stack))
+				f.logger.Error("robots: panic during robots.txt fetch", "url", robotsURL, "panic", p, "stack", string(stack))
 				done <- fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: fmt.Errorf("robots: panic during fetch: %v", p)}
 			}
 		}()
@@ -93,6 +62,20 @@ func (f *fetcher) fetch(ctx context.Context, robotsURL, host string, v validator
 		return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL,
 			err: fmt.Errorf("robots: no complete answer within %v", f.timeout)}
 	}
+}
+
+// robotsURLOf returns where the robots.txt of the origin whose key is
+// originKey is fetched, and the Host header to send: "" for the URL's own,
+// or for a Host override's key (target.go) the site it names, since a
+// request whose req.Host overrides its URL's host is governed by that
+// site's robots.txt.
+func robotsURLOf(originKey string) (robotsURL, host string) {
+	site, addr, ok := strings.Cut(originKey, "|")
+	if !ok {
+		return originKey + "/robots.txt", ""
+	}
+	scheme, host, _ := strings.Cut(site, "://")
+	return scheme + "://" + addr + "/robots.txt", host
 }
 
 // fetchHops follows redirects up to the fetcher's limit, rather than
@@ -329,6 +312,27 @@ func seconds(s string) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// retryAfter returns how long from now a Retry-After header asks to wait,
+// given in seconds or as an HTTP date, or 0 when there is none or it
+// cannot be read.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		if d := seconds(v); d >= 0 {
+			return d
+		}
+		return 0
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return max(at.Sub(now), 0)
+}
+
 // variesByUserAgent reports whether a response's Vary header names
 // User-Agent (or "*"), so that another user agent may get another file.
 func variesByUserAgent(h http.Header) bool {
@@ -351,45 +355,4 @@ const drainLimit = 4 << 10
 func discard(body io.ReadCloser) {
 	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
 	body.Close()
-}
-
-// errNoResponse is returned when the base RoundTripper breaks its contract
-// by returning neither a response nor an error.
-var errNoResponse = errors.New("robots: base RoundTripper returned neither a response nor an error")
-
-// send sends req on base, holding base to the RoundTripper contract: it
-// returns a response or an error, never both or neither.
-func send(base http.RoundTripper, req *http.Request) (*http.Response, error) {
-	resp, err := base.RoundTrip(req)
-	switch {
-	case err != nil:
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close()
-		}
-		return nil, err
-	case resp == nil:
-		return nil, errNoResponse
-	}
-	return resp, nil
-}
-
-// retryAfter returns how long from now a Retry-After header asks to wait,
-// given in seconds or as an HTTP date, or 0 when there is none or it
-// cannot be read.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		if d := seconds(v); d >= 0 {
-			return d
-		}
-		return 0
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	return max(at.Sub(now), 0)
 }

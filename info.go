@@ -3,7 +3,6 @@ package robots
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -72,16 +71,17 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	if !isHTTP(u.Scheme) {
 		return RobotsInfo{}, fmt.Errorf("robots: %q is not an http or https URL", u.Redacted())
 	}
-	o, err := t.origins.lookup(u)
+	tg, err := targetFor(u, "")
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	st, now, err := t.state(ctx, o, t.cfg.now())
+	o := t.origins.lookupTarget(&tg)
+	st, now, err := t.refresher.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return RobotsInfo{}, err
 	}
 	rules, _, fallback := st.rules(now, t.cfg.fallbackAfter)
-	robotsURL, _ := o.robotsURL()
+	robotsURL, _ := robotsURLOf(o.key)
 	info := RobotsInfo{
 		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
@@ -90,7 +90,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		FetchedAt:  st.rec.FetchedAt,
 		Fallback:   fallback,
 		Sitemaps:   sitemaps(rules, robotsURL),
-		Delay:      t.delayFor(rules.Agent(t.cfg.tokens...)),
+		Delay:      t.pacer.delayFor(rules.Agent(t.cfg.tokens...)),
 	}
 	good := st.rec
 	if st.rec.Outcome == Unreachable {
@@ -107,23 +107,6 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		info.Body = good.Body
 	}
 	return info, nil
-}
-
-// logFetch records one robots.txt fetch of origin.
-func (t *Transport) logFetch(origin string, res fetchResult, st *state) {
-	attrs := []any{"origin", origin, "outcome", res.outcome.String(), "status", res.status, "url", res.url}
-	switch res.outcome {
-	case Unreachable:
-		attrs = append(attrs, "error", res.err, "failures", st.rec.Failures, "retryAt", st.rec.RetryAt)
-	case Unavailable:
-		if res.err != nil {
-			attrs = append(attrs, "reason", res.err)
-		}
-		attrs = append(attrs, "expires", st.rec.Expires)
-	case Parsed:
-		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", st.rec.Expires)
-	}
-	safeLog(t.cfg.logger, slog.LevelInfo, "robots: fetched robots.txt", attrs...)
 }
 
 // sitemaps returns the Sitemap lines of r resolved against robotsURL,

@@ -208,6 +208,8 @@ func newConfig(opts Options) config {
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	} else {
+		c.logger = slog.New(safeHandler{c.logger.Handler()})
 	}
 	return c
 }
@@ -239,4 +241,31 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// safeHandler is the handler of Options.Logger, recovering its panics: a
+// broken Logger must not take a robots.txt fetch, or the process, down
+// with it. A record whose handling panics is dropped.
+type safeHandler struct{ h slog.Handler }
+
+func (s safeHandler) Enabled(ctx context.Context, level slog.Level) (enabled bool) {
+	defer func() {
+		if recover() != nil {
+			enabled = false
+		}
+	}()
+	return s.h.Enabled(ctx, level)
+}
+
+func (s safeHandler) Handle(ctx context.Context, r slog.Record) (err error) {
+	defer func() { recover() }()
+	return s.h.Handle(ctx, r)
+}
+
+func (s safeHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return safeHandler{s.h.WithAttrs(attrs)}
+}
+
+func (s safeHandler) WithGroup(name string) slog.Handler {
+	return safeHandler{s.h.WithGroup(name)}
 }

@@ -14,10 +14,41 @@ import (
 // errNoHost is returned for an http or https URL without a host.
 var errNoHost = errors.New("robots: URL has no host")
 
-// isHTTP reports whether scheme is one that robots.txt governs.
-func isHTTP(scheme string) bool {
-	return scheme == "http" || scheme == "https" ||
-		strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+// originID identifies an origin in the table without building a string:
+// the scheme and the canonical host[:port], which a canonically spelled URL
+// already holds as its u.Host.
+type originID struct {
+	https bool
+	host  string
+}
+
+// identify returns the id of the origin whose robots.txt governs u. A
+// URL that spells its origin canonically (canonicalHost), as most do,
+// gives it without building a string.
+func identify(u *url.URL) (originID, error) {
+	if canonicalHost(u) {
+		return originID{https: u.Scheme == "https", host: u.Host}, nil
+	}
+	key, err := originOf(u)
+	if err != nil {
+		return originID{}, err
+	}
+	return idOf(key), nil
+}
+
+// idOf returns the id of an origin key. A Host override's key holds a
+// "|", which no host does, so it never meets a plain origin's.
+func idOf(key string) originID {
+	scheme, host, _ := strings.Cut(key, "://")
+	return originID{https: scheme == "https", host: host}
+}
+
+// key returns the origin key that id identifies: idOf(id.key()) == id.
+func (id originID) key() string {
+	if id.https {
+		return "https://" + id.host
+	}
+	return "http://" + id.host
 }
 
 // originOf returns the origin whose robots.txt governs u, as

@@ -26,6 +26,9 @@ type pacer struct {
 	waited *atomic.Int64 // Stats.Waited, in nanoseconds
 	max    int
 
+	minDelay, maxCrawlDelay time.Duration
+	maxPause                time.Duration
+
 	// mu protects table.
 	mu    sync.Mutex
 	table map[string]*schedule
@@ -78,12 +81,13 @@ type SlotReserver interface {
 	Pause(ctx context.Context, key string, until time.Time) error
 }
 
-// init readies p to hold the schedules of maxOrigins origins, four times
-// over, and to reserve slots in store when it is a SlotReserver.
-func (p *pacer) init(maxOrigins int, store any, now func() time.Time, sleep func(context.Context, time.Duration) error, logger *slog.Logger, waited *atomic.Int64) {
-	p.now, p.sleep, p.logger, p.waited = now, sleep, logger, waited
+// init readies p to hold the schedules of c.maxOrigins origins, four
+// times over, and to reserve slots in store when it is a SlotReserver.
+func (p *pacer) init(c *config, store any, now func() time.Time, sleep func(context.Context, time.Duration) error, waited *atomic.Int64) {
+	p.now, p.sleep, p.logger, p.waited = now, sleep, c.logger, waited
+	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
 	p.slots, _ = store.(SlotReserver)
-	p.max = max(4*maxOrigins, minSchedules)
+	p.max = max(4*c.maxOrigins, minSchedules)
 	p.table = make(map[string]*schedule)
 }
 
@@ -172,6 +176,21 @@ func (s *schedule) slot(delay time.Duration, now time.Time) time.Time {
 		at = pause
 	}
 	return at
+}
+
+// delayFor returns the least time between two requests to an origin whose
+// robots.txt holds the crawler to agent: Options.MinDelay, raised by the
+// Crawl-delay of the crawler's groups up to Options.MaxCrawlDelay.
+// Crawl-delay is not part of RFC 9309; it paces requests and never decides
+// them.
+func (p *pacer) delayFor(agent policy.Agent) time.Duration {
+	d := p.minDelay
+	if p.maxCrawlDelay > 0 {
+		if cd, ok := agent.CrawlDelay(); ok {
+			d = max(d, min(cd, p.maxCrawlDelay))
+		}
+	}
+	return d
 }
 
 // wait holds a request to o until its politeness slot: no sooner than
@@ -333,14 +352,15 @@ func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration
 }
 
 // pause stops requests to o for as long as a 429 or 503 response's
-// Retry-After asks (RFC 9110 section 10.2.3), at most maxPause. The pause
-// is kept in o's schedule, and in the store when it reserves slots.
-func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response, maxPause time.Duration) {
+// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff.
+// The pause is kept in o's schedule, and in the store when it reserves
+// slots.
+func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 		return
 	}
 	now := p.now()
-	d := min(retryAfter(resp.Header, now), maxPause)
+	d := min(retryAfter(resp.Header, now), p.maxPause)
 	if d <= 0 {
 		return
 	}
@@ -356,23 +376,8 @@ func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response, maxPa
 	}
 	if p.slots != nil {
 		if err := p.slots.Pause(context.WithoutCancel(ctx), s.key, until); err != nil {
-			safeLog(p.logger, slog.LevelWarn, "robots: store cannot keep a pause; kept locally", "origin", s.key, "error", err)
+			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", s.key, "error", err)
 		}
 	}
-	safeLog(p.logger, slog.LevelInfo, "robots: origin paused", "origin", s.key, "status", resp.StatusCode, "until", until)
-}
-
-// delayFor returns the least time between two requests to an origin whose
-// robots.txt holds the crawler to agent: Options.MinDelay, raised by the
-// Crawl-delay of the crawler's groups up to Options.MaxCrawlDelay.
-// Crawl-delay is not part of RFC 9309; it paces requests and never decides
-// them.
-func (t *Transport) delayFor(agent policy.Agent) time.Duration {
-	d := t.cfg.minDelay
-	if t.cfg.maxCrawlDelay > 0 {
-		if cd, ok := agent.CrawlDelay(); ok {
-			d = max(d, min(cd, t.cfg.maxCrawlDelay))
-		}
-	}
-	return d
+	p.logger.Info("robots: origin paused", "origin", s.key, "status", resp.StatusCode, "until", until)
 }

@@ -70,6 +70,29 @@ type record struct {
 	Body    []byte `json:"-"` // when Parsed: the file as parsed, cut to the size limit
 }
 
+// fetchResult is what one fetch of an origin's robots.txt came to, as the
+// fetcher makes it: what next takes a record on from.
+type fetchResult struct {
+	outcome      Outcome
+	status       int           // the final status; 0 when none arrived
+	body         []byte        // when Parsed: the file cut to the size limit
+	size         int64         // decoded bytes kept, at most the size limit
+	truncated    bool          // the file was longer than the size limit
+	maxAge       time.Duration // Cache-Control max-age; negative when none
+	age          time.Duration // the response's Age header
+	noCache      bool          // Cache-Control no-cache or no-store
+	retryAfter   time.Duration // a 429 or 503's Retry-After
+	notModified  bool          // a 304 confirmed the stored copy
+	etag         string        // validators of a parsed body
+	lastModified string
+	vary         bool   // the response varies by User-Agent
+	url          string // the last URL requested
+	err          error  // why unreachable, or why a redirect was not followed
+}
+
+// validators are the ETag and Last-Modified of the copy to revalidate.
+type validators struct{ etag, lastModified string }
+
 // due reports whether the record is stale at now and the robots.txt is to
 // be fetched again.
 func (r *record) due(now time.Time) bool {
@@ -91,11 +114,7 @@ func next(prev *record, res fetchResult, now time.Time, f freshness) record {
 	if res.notModified && prev != nil {
 		// A 304 renews the copy revalidated: the good record itself, or
 		// the last good copy held through an outage.
-		good := prev
-		if prev.Outcome == Unreachable {
-			good = prev.Good
-		}
-		if good != nil && good.Outcome == Parsed {
+		if good := prev.kept(); good != nil {
 			rec := *good
 			rec.Status, rec.FetchedAt, rec.Expires = res.status, now, now.Add(f.lifetime(res))
 			if res.etag != "" {
@@ -162,25 +181,35 @@ func (f freshness) backoff(failures int, retryAfter time.Duration) time.Duration
 	return min(max(d, retryAfter), f.maxBackoff)
 }
 
-// state is an origin's robots record in memory with its robots.txt
-// parsed. It is immutable once built and shared by every request to the
-// origin.
+// kept returns the record of the robots.txt that r keeps parsed: r itself
+// when Parsed, or while unreachable its last good copy when that was
+// parsed; nil when there is none. A record holds at most one such body,
+// since only an unreachable one has a good copy.
+func (r *record) kept() *record {
+	if r.Outcome == Unreachable {
+		r = r.Good
+	}
+	if r == nil || r.Outcome != Parsed {
+		return nil
+	}
+	return r
+}
+
+// state is an origin's robots record in memory with the robots.txt it
+// keeps parsed. It is immutable once built and shared by every request to
+// the origin.
 type state struct {
 	rec    record
-	robots *policy.Robots // rec.Body parsed, when rec.Outcome is Parsed
-	good   *policy.Robots // rec.Good.Body parsed, when it is Parsed
+	robots *policy.Robots // the body of rec.kept() parsed; nil without one
 	err    error          // why the fetch failed, when unreachable
 }
 
-// newState parses rec, reusing the parses of earlier for the same body,
+// newState parses rec, reusing the parse of earlier for the same body,
 // which is what a revalidated robots.txt usually has.
 func newState(rec record, err error, earlier *state) *state {
 	st := &state{rec: rec, err: err}
-	if rec.Outcome == Parsed {
-		st.robots = parseLike(rec.Body, earlier)
-	}
-	if rec.Good != nil && rec.Good.Outcome == Parsed {
-		st.good = parseLike(rec.Good.Body, earlier)
+	if k := rec.kept(); k != nil {
+		st.robots = parseLike(k.Body, earlier)
 	}
 	if rec.Outcome == Unreachable && err == nil && rec.Err != "" {
 		st.err = errors.New(rec.Err)
@@ -188,15 +217,11 @@ func newState(rec record, err error, earlier *state) *state {
 	return st
 }
 
-// parseLike parses body, or returns a parse of earlier with the same body.
+// parseLike parses body, or returns the parse of earlier with the same
+// body.
 func parseLike(body []byte, earlier *state) *policy.Robots {
-	if earlier != nil {
-		if earlier.robots != nil && bytes.Equal(earlier.rec.Body, body) {
-			return earlier.robots
-		}
-		if earlier.good != nil && bytes.Equal(earlier.rec.Good.Body, body) {
-			return earlier.good
-		}
+	if earlier != nil && earlier.robots != nil && bytes.Equal(earlier.rec.kept().Body, body) {
+		return earlier.robots
 	}
 	return policy.Parse(body)
 }
@@ -214,7 +239,7 @@ func (s *state) rules(now time.Time, after time.Duration) (robots *policy.Robots
 		if now.Sub(s.rec.Since) < after {
 			return nil, true, false
 		}
-		return s.good, false, true
+		return s.robots, false, true
 	}
 	return nil, false, false
 }
@@ -248,18 +273,15 @@ func recordOf(st *state) *record {
 	return &st.rec
 }
 
-// validatorsOf returns the validators to revalidate st's copy with: the
-// parsed robots.txt's, or while unreachable its last good copy's.
-func validatorsOf(st *state) validators {
-	if st == nil {
+// validatorsOf returns the validators to revalidate r's copy with: the
+// parsed robots.txt's, or while unreachable its last good copy's; none
+// for no record.
+func validatorsOf(r *record) validators {
+	if r == nil {
 		return validators{}
 	}
-	r := &st.rec
-	if r.Outcome == Unreachable {
-		r = r.Good
+	if k := r.kept(); k != nil {
+		return validators{etag: k.ETag, lastModified: k.LastModified}
 	}
-	if r == nil || r.Outcome != Parsed {
-		return validators{}
-	}
-	return validators{etag: r.ETag, lastModified: r.LastModified}
+	return validators{}
 }

@@ -4,24 +4,40 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"net/http"
 	"runtime/debug"
 	"time"
 
-	"github.com/crawlkit/robots/policy"
+	"github.com/gregjones/httpcache"
+	"golang.org/x/sync/singleflight"
 )
 
-// verdict decides u, whose target is tg, for tokens on o's robots state
-// as of now, fetching the robots.txt first when it is not held or is due
-// (see Transport.state). It returns the state decided on, the time of the
-// decision, and the groups that allowed u, or the error refusing it.
-func (t *Transport) verdict(ctx context.Context, o *origin, u *url.URL, tg *target, tokens []string, now time.Time) (*state, time.Time, policy.Agent, error) {
-	st, now, err := t.state(ctx, o, now)
-	if err != nil {
-		return nil, now, policy.Agent{}, err
+// refresher keeps the robots state of the origins in memory up to date:
+// from the store when another transport sharing it has fetched, after
+// another process's fetch when it holds the fleet's lease, or else by
+// fetching the robots.txt itself, one fetch per origin at a time. It is
+// safe for concurrent use.
+type refresher struct {
+	store   *store
+	fetcher *fetcher
+	origins *originTable
+	fresh   freshness
+	flight  singleflight.Group
+	now     func() time.Time
+	logger  *slog.Logger
+	stats   *counters
+}
+
+// init readies r to keep records in cache and fetch them on base.
+func (r *refresher) init(c *config, cache httpcache.Cache, base http.RoundTripper, origins *originTable, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
+	r.store = newStore(cache, c.userAgent, c.logger, c.fetchTimeout, now, sleep)
+	r.fetcher = &fetcher{
+		base: base, userAgent: c.userAgent, maxRedirects: c.maxRedirects, maxSize: c.maxSize,
+		timeout: c.fetchTimeout, now: c.now, logger: c.logger,
 	}
-	agent, err := t.decide(st, u, tg, tokens, now)
-	return st, now, agent, err
+	r.origins = origins
+	r.fresh = freshness{freshness: c.freshness, minFreshness: c.minFreshness, minBackoff: c.minBackoff, maxBackoff: c.maxBackoff}
+	r.now, r.logger, r.stats = now, c.logger, stats
 }
 
 // state returns o's robots state, fetching the robots.txt when it is not
@@ -31,7 +47,7 @@ func (t *Transport) verdict(ctx context.Context, o *origin, u *url.URL, tg *targ
 //
 // now is the time of the caller's request; state returns it, or the time
 // after the fetch when it had to wait for one.
-func (t *Transport) state(ctx context.Context, o *origin, now time.Time) (*state, time.Time, error) {
+func (r *refresher) state(ctx context.Context, o *origin, now time.Time) (*state, time.Time, error) {
 	if st := o.current(); st != nil && !st.rec.due(now) {
 		return st, now, nil
 	}
@@ -39,76 +55,51 @@ func (t *Transport) state(ctx context.Context, o *origin, now time.Time) (*state
 		return nil, now, err
 	}
 	detached := context.WithoutCancel(ctx)
-	ch := t.flight.DoChan(o.key, func() (any, error) { return t.refresh(detached, o), nil })
+	ch := r.flight.DoChan(o.key, func() (any, error) { return r.refresh(detached, o), nil })
 	select {
-	case r := <-ch:
-		return r.Val.(*state), t.cfg.now(), nil
+	case res := <-ch:
+		return res.Val.(*state), r.now(), nil
 	case <-ctx.Done():
 		return nil, now, ctx.Err()
 	}
 }
 
-// refresh brings o's state up to date: from the store when another
-// transport sharing it has fetched, after another process's fetch when it
-// holds the fleet's lease, or else by fetching the robots.txt itself.
-func (t *Transport) refresh(ctx context.Context, o *origin) (st *state) {
+// refresh brings o's state up to date from the newest record held or
+// stored, through the store, which fetches it again only when it is due.
+func (r *refresher) refresh(ctx context.Context, o *origin) (st *state) {
 	prev := o.current()
+	base := recordOf(prev)
 	defer func() {
 		// The store, the fetcher and the logger recover their plug-ins'
 		// panics; this catches the rest, which singleflight would
 		// re-raise in a goroutine of its own, killing the process.
 		if p := recover(); p != nil {
-			safeLog(t.cfg.logger, slog.LevelError, "robots: panic refreshing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
+			r.logger.Error("robots: panic refreshing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
 			res := fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: panic: %v", p)}
-			st = newState(next(recordOf(prev), res, t.cfg.now(), t.fresh), res.err, prev)
+			rec := next(base, res, r.now(), r.fresh)
+			st = newState(rec, res.err, prev)
 			o.st.Store(st)
 		}
 	}()
-	now := t.cfg.now()
-	if prev == nil || prev.rec.due(now) {
-		if rec, ok := t.store.load(o.key); ok && (prev == nil || rec.FetchedAt.After(prev.rec.FetchedAt)) {
-			prev = newState(rec, nil, prev)
-		}
+	now := r.now()
+	if base != nil && !base.due(now) {
+		// The flight before this one brought it up to date.
+		return prev
 	}
-	// A fresh state, held or just loaded, is kept; else another process
-	// may be fetching it: wait for its record, or take the fleet's lease
-	// and fetch.
-	st = prev
+	// Another transport sharing the store may have fetched since.
+	if rec, ok := r.store.load(o.key); ok && (base == nil || rec.FetchedAt.After(base.FetchedAt)) {
+		base = &rec
+	}
 	var res fetchResult
-	fetched := false
-	if prev == nil || prev.rec.due(now) {
-		leaseTTL := 2 * t.cfg.fetchTimeout
-		held, fetch := t.store.lease(ctx, o.key, leaseTTL)
-		var rec record
-		ok := false
-		if !fetch {
-			deadline := now.Add(t.cfg.fetchTimeout)
-			var h bool
-			if rec, h, ok = t.store.awaitOther(ctx, o.key, t.cfg.now, t.cfg.sleep, deadline, leaseTTL); !ok {
-				held = h
-			}
-		}
-		if !ok && held {
-			defer t.store.unlease(ctx, o.key)
-			// The last holder may have saved and let go between our load and
-			// our lease: its record saves a second fetch.
-			if r, loaded := t.store.load(o.key); loaded && !r.due(t.cfg.now()) {
-				rec, ok = r, true
-			}
-		}
-		if !ok {
-			robotsURL, host := o.robotsURL()
-			res = t.fetcher.fetch(ctx, robotsURL, host, validatorsOf(prev))
-			rec = next(recordOf(prev), res, t.cfg.now(), t.fresh)
-			rec = t.store.save(ctx, o.key, rec)
-			fetched = true
-		}
-		st = newState(rec, res.err, prev)
-	}
-	t.origins.set(o, st)
+	rec, fetched := r.store.renew(ctx, o.key, base, now, func() record {
+		res = r.fetcher.fetch(ctx, o.key, validatorsOf(base))
+		return next(base, res, r.now(), r.fresh)
+	})
+	st = newState(rec, res.err, prev)
+	r.origins.set(o, st)
 	if fetched {
-		t.stats.fetched(res)
-		t.logFetch(o.key, res, st)
+		r.stats.fetched(res)
+		logFetch(r.logger, o.key, res, &st.rec)
 	}
 	return st
 }

@@ -1,6 +1,8 @@
 package robots
 
 import (
+	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -71,26 +73,52 @@ func (c *counters) fetched(res fetchResult) {
 	}
 }
 
-// Stats returns a snapshot of the transport's counts.
-func (t *Transport) Stats() Stats {
-	t.init()
+// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
+func (r fetchResult) class() string {
+	if r.status == 0 {
+		return "network"
+	}
+	return strconv.Itoa(r.status/100) + "xx"
+}
+
+// snapshot returns the counts as Stats, with origins the number of
+// origins held.
+func (c *counters) snapshot(origins int) Stats {
 	s := Stats{
 		Fetches: map[Outcome]int64{
-			Parsed:      t.stats.parsed.Load(),
-			Unavailable: t.stats.unavailable.Load(),
-			Unreachable: t.stats.unreachable.Load(),
+			Parsed:      c.parsed.Load(),
+			Unavailable: c.unavailable.Load(),
+			Unreachable: c.unreachable.Load(),
 		},
 		FetchStatus:    make(map[string]int64, len(statusClasses)),
-		Revalidated:    t.stats.revalidated.Load(),
-		Allowed:        t.stats.allowed.Load(),
-		Refused:        t.stats.refused.Load(),
-		Sent:           t.stats.sent.Load(),
-		RobotsRequests: t.stats.robotsRequests.Load(),
-		Origins:        t.origins.len(),
-		Waited:         time.Duration(t.stats.waited.Load()),
+		Revalidated:    c.revalidated.Load(),
+		Allowed:        c.allowed.Load(),
+		Refused:        c.refused.Load(),
+		Sent:           c.sent.Load(),
+		RobotsRequests: c.robotsRequests.Load(),
+		Origins:        origins,
+		Waited:         time.Duration(c.waited.Load()),
 	}
 	for i, k := range statusClasses {
-		s.FetchStatus[k] = t.stats.status[i].Load()
+		s.FetchStatus[k] = c.status[i].Load()
 	}
 	return s
+}
+
+// logFetch logs one robots.txt fetch of the origin whose key is
+// originKey, which led to rec.
+func logFetch(l *slog.Logger, originKey string, res fetchResult, rec *record) {
+	attrs := []any{"origin", originKey, "outcome", res.outcome.String(), "status", res.status, "url", res.url}
+	switch res.outcome {
+	case Unreachable:
+		attrs = append(attrs, "error", res.err, "failures", rec.Failures, "retryAt", rec.RetryAt)
+	case Unavailable:
+		if res.err != nil {
+			attrs = append(attrs, "reason", res.err)
+		}
+		attrs = append(attrs, "expires", rec.Expires)
+	case Parsed:
+		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", rec.Expires)
+	}
+	l.Info("robots: fetched robots.txt", attrs...)
 }

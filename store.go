@@ -35,6 +35,12 @@ type store struct {
 	variant string  // this transport's user-agent variant
 	token   string  // this transport's lease token
 	logger  *slog.Logger
+
+	// How long another process's fetch is waited for (Options.FetchTimeout)
+	// and the clock it is waited on.
+	fetchTimeout time.Duration
+	now          func() time.Time
+	sleep        func(context.Context, time.Duration) error
 }
 
 // Leaser is an optional capability of an Options.Cache shared by several
@@ -69,8 +75,8 @@ const (
 	leasePollMax = 500 * time.Millisecond
 )
 
-func newStore(cache httpcache.Cache, userAgent string, logger *slog.Logger) *store {
-	s := &store{cache: cache, logger: logger}
+func newStore(cache httpcache.Cache, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) *store {
+	s := &store{cache: cache, logger: logger, fetchTimeout: fetchTimeout, now: now, sleep: sleep}
 	s.leaser, _ = cache.(Leaser)
 	s.swapper, _ = cache.(Swapper)
 	sum := sha256.Sum256([]byte(userAgent))
@@ -81,6 +87,36 @@ func newStore(cache httpcache.Cache, userAgent string, logger *slog.Logger) *sto
 
 // recordKey is the key of originKey's record.
 func recordKey(originKey string) string { return recordPrefix + originKey }
+
+// renew returns originKey's record brought up to date from base, the
+// newest record this transport holds or the store has (nil for none):
+// base itself when it is fresh at now; else, in turn, a fresh record that
+// another process holding the fleet's lease stores while this one waits
+// for it, or that the last holder stored before letting go; or else the
+// record that fetch makes, saved. fetched reports the last case; the
+// lease, when this transport took it, is held until the record is saved.
+func (s *store) renew(ctx context.Context, originKey string, base *record, now time.Time, fetch func() record) (rec record, fetched bool) {
+	if base != nil && !base.due(now) {
+		return *base, false
+	}
+	ttl := 2 * s.fetchTimeout
+	held, mayFetch := s.lease(ctx, originKey, ttl)
+	if !mayFetch {
+		var ok bool
+		if rec, held, ok = s.awaitOther(ctx, originKey, now.Add(s.fetchTimeout), ttl); ok {
+			return rec, false
+		}
+	}
+	if held {
+		defer s.unlease(ctx, originKey)
+		// The last holder may have saved and let go between our load and
+		// our lease: its record saves a second fetch.
+		if rec, ok := s.load(originKey); ok && !rec.due(s.now()) {
+			return rec, false
+		}
+	}
+	return s.save(ctx, originKey, fetch()), true
+}
 
 // load returns the record of originKey this transport's user agent sees,
 // and whether there is a readable one.
@@ -112,7 +148,7 @@ func (s *store) get(key string) (rec record, raw []byte, ok, newer bool) {
 	if err != nil {
 		newer = errors.Is(err, errNewerRecord)
 		if !newer {
-			safeLog(s.logger, slog.LevelWarn, "robots: unreadable record ignored", "key", key)
+			s.logger.Warn("robots: unreadable record ignored", "key", key)
 		}
 		return record{}, raw, false, newer
 	}
@@ -322,14 +358,7 @@ func (s *store) recoverCache(op, key string) {
 }
 
 func (s *store) logPanic(op, key string, p any) {
-	safeLog(s.logger, slog.LevelError, "robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
-}
-
-// safeLog logs through l, recovering a panic of its handler: a broken
-// Logger must not take a robots.txt fetch, or the process, down with it.
-func safeLog(l *slog.Logger, level slog.Level, msg string, attrs ...any) {
-	defer func() { recover() }()
-	l.Log(context.Background(), level, msg, attrs...)
+	s.logger.Error("robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
 }
 
 // lease takes the fleet's fetch lease on originKey for ttl. It reports
@@ -366,13 +395,14 @@ func (s *store) unlease(ctx context.Context, originKey string) {
 // awaitOther waits for another process holding originKey's lease to store
 // a record fresh at the clock's time, polling with a growing interval
 // until deadline. It returns that record, or ok false when none came and
-// the caller may fetch itself: the lease came free or the wait ran out.
-func (s *store) awaitOther(ctx context.Context, originKey string, now func() time.Time, sleep func(context.Context, time.Duration) error, deadline time.Time, ttl time.Duration) (rec record, held, ok bool) {
-	for d := leasePollMin; now().Before(deadline); d = min(2*d, leasePollMax) {
-		if sleep(ctx, d) != nil {
+// the caller may fetch itself: the lease came free (held reports that
+// this transport took it) or the wait ran out.
+func (s *store) awaitOther(ctx context.Context, originKey string, deadline time.Time, ttl time.Duration) (rec record, held, ok bool) {
+	for d := leasePollMin; s.now().Before(deadline); d = min(2*d, leasePollMax) {
+		if s.sleep(ctx, d) != nil {
 			return record{}, false, false
 		}
-		if rec, found := s.load(originKey); found && !rec.due(now()) {
+		if rec, found := s.load(originKey); found && !rec.due(s.now()) {
 			return rec, false, true
 		}
 		if held, fetch := s.lease(ctx, originKey, ttl); fetch {

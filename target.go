@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	pathtarget "github.com/crawlkit/robots/internal/target"
 )
 
 // target is the request a server will see, as net/http puts it on the
@@ -13,17 +15,28 @@ import (
 // server may serve for it. Deciding anything else lets a request reach a
 // resource its robots.txt disallows.
 type target struct {
-	// url is the URL whose scheme and host name the site when key is
-	// empty: the request's own URL.
+	// url is the request's own URL.
 	url *url.URL
-	// key is the origin key of a site other than the one url's host
-	// names (a Host override or an absolute-form request-URI): the site's
-	// origin, "|", and the host[:port] the request is sent to. Empty in
-	// the usual case, so that the origin is looked up without building it.
-	key string
+	// id identifies the site's origin: url's own, or for a site other
+	// than the one url's host names (a Host override or an absolute-form
+	// request-URI) the origin key made of the site's origin, "|", and the
+	// host[:port] the request is sent to.
+	id originID
 	// uri is the request-URI as sent, path escaped as Go escapes it on the
 	// wire, query included.
 	uri string
+	// robotsTxt reports that uri asks for /robots.txt itself, which is
+	// always allowed.
+	robotsTxt bool
+	// header is the request's header, nil for Check: its User-Agent names
+	// the crawler when Options does not.
+	header http.Header
+}
+
+// isHTTP reports whether scheme is one that robots.txt governs.
+func isHTTP(scheme string) bool {
+	return scheme == "http" || scheme == "https" ||
+		strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
 }
 
 // errBadHost is the error for a Host override that net/http would rewrite
@@ -37,7 +50,9 @@ var errBadHost = errors.New("robots: request Host is not an ASCII host[:port]")
 // names its own site and path, since a server takes them over the Host
 // header (RFC 9112 section 3.2.2).
 func targetOf(req *http.Request) (target, error) {
-	return targetFor(req.URL, req.Host)
+	tg, err := targetFor(req.URL, req.Host)
+	tg.header = req.Header
+	return tg, err
 }
 
 // targetFor is targetOf for u sent with the Host header host ("" for
@@ -61,17 +76,23 @@ func targetFor(u *url.URL, host string) (target, error) {
 		// that is what the server decides on and the rules must match.
 		tg.uri = u.RequestURI()
 	}
+	tg.robotsTxt = pathtarget.IsRobotsTxt(tg.uri)
 	if site == "" && host != "" && host != u.Host {
 		site = host
 	}
 	if site != "" {
 		key, err := overrideKey(u, site)
-		if err != nil {
+		switch {
+		case err != nil:
 			return tg, err
+		case key != "":
+			tg.id = idOf(key)
+			return tg, nil
 		}
-		tg.key = key
 	}
-	return tg, nil
+	var err error
+	tg.id, err = identify(u)
+	return tg, err
 }
 
 // overrideKey returns the origin key of site reached at u's address:

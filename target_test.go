@@ -114,13 +114,17 @@ func FuzzTarget(f *testing.F) {
 		if tg.uri == "" {
 			t.Fatalf("%q: empty request-URI", raw)
 		}
-		if tg.key != "" {
-			if strings.Count(tg.key, "|") != 1 {
-				t.Fatalf("%q: key %q", raw, tg.key)
+		key := tg.id.key()
+		if idOf(key) != tg.id {
+			t.Fatalf("%q: key %q does not give back its id", raw, key)
+		}
+		if strings.Contains(key, "|") {
+			if strings.Count(key, "|") != 1 {
+				t.Fatalf("%q: key %q", raw, key)
 			}
-			origin, vhost := splitOriginKey(tg.key)
-			if _, err := url.Parse(origin + "/robots.txt"); err != nil || vhost == "" {
-				t.Fatalf("%q: key %q splits into %q, %q: %v", raw, tg.key, origin, vhost, err)
+			robotsURL, vhost := robotsURLOf(key)
+			if _, err := url.Parse(robotsURL); err != nil || vhost == "" {
+				t.Fatalf("%q: key %q splits into %q, %q: %v", raw, key, robotsURL, vhost, err)
 			}
 		}
 	})

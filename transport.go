@@ -8,33 +8,28 @@ import (
 	"net/url"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
-
-	pathtarget "github.com/crawlkit/robots/internal/target"
-	"github.com/crawlkit/robots/policy"
 )
 
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
-// politeness delay. It wires the owners of the work: the origin table
-// (origins.go), the target on the wire (target.go), bringing an origin's
-// state up to date (refresh.go) from the store of records (store.go) and
-// the fetcher (fetcher.go), the records' state machine (record.go),
-// deciding (decide.go) and the pacer (pacer.go). The zero Transport works
-// like NewTransport(nil, Options{}). It is safe for concurrent use.
+// politeness delay. It wires the owners of the work, in the order a
+// request meets them: its target on the wire (target.go), its origin in
+// the origin table (origins.go), the origin's robots state brought up to
+// date (refresh.go, from the store in store.go, the fetcher in fetcher.go
+// and the records' state machine in record.go), the decision (decide.go),
+// the politeness wait (pacer.go) and the send (send.go). The zero
+// Transport works like NewTransport(nil, Options{}). It is safe for
+// concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
 
-	base    http.RoundTripper
-	cfg     config
-	fresh   freshness
-	fetcher *fetcher
-	store   *store
-	flight  singleflight.Group
-	origins originTable
-	pacer   pacer
-	stats   counters
+	base      http.RoundTripper
+	cfg       config
+	origins   originTable
+	refresher refresher
+	decider   decider
+	pacer     pacer
+	stats     counters
 }
 
 // NewTransport returns a Transport that sends allowed requests on base.
@@ -56,20 +51,18 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	}
 	c := newConfig(opts)
 	t.base, t.cfg = base, c
-	t.fresh = freshness{freshness: c.freshness, minFreshness: c.minFreshness, minBackoff: c.minBackoff, maxBackoff: c.maxBackoff}
-	t.origins.init(c.maxOrigins, c.maxRobotsBytes)
 	cache := opts.Cache
 	if cache == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
-	t.store = newStore(cache, c.userAgent, c.logger)
-	// Through t, so that the clock a test swaps in paces too.
-	t.pacer.init(c.maxOrigins, cache, func() time.Time { return t.cfg.now() },
-		func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }, c.logger, &t.stats.waited)
-	t.fetcher = &fetcher{
-		base: base, userAgent: c.userAgent, maxRedirects: c.maxRedirects, maxSize: c.maxSize,
-		timeout: c.fetchTimeout, now: c.now, logger: c.logger,
-	}
+	// Through t, so that the clock or the sleep a test swaps in applies
+	// to every owner.
+	now := func() time.Time { return t.cfg.now() }
+	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
+	t.origins.init(c.maxOrigins, c.maxRobotsBytes)
+	t.refresher.init(&c, cache, base, &t.origins, now, sleep, &t.stats)
+	t.decider = decider{tokens: c.tokens, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
+	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -82,99 +75,76 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // allowed. RoundTrip never modifies req and never follows redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
-	if req.URL != nil && !isHTTP(req.URL.Scheme) {
-		return t.base.RoundTrip(req)
-	}
 	ctx := req.Context()
 	o, err := t.admit(ctx, req)
-	if err != nil {
-		closeBody(req)
-		return nil, err
-	}
-	out := req
-	if _, ok := req.Header["User-Agent"]; !ok && t.cfg.userAgent != "" {
-		out = req.Clone(ctx)
-		if out.Header == nil {
-			out.Header = make(http.Header)
+	switch {
+	case err != nil:
+		// A RoundTripper closes the body on every path, errors included.
+		if req.Body != nil {
+			req.Body.Close()
 		}
-		out.Header.Set("User-Agent", t.cfg.userAgent)
+		return nil, err
+	case o == nil:
+		// Not http or https: robots.txt does not govern it.
+		return t.base.RoundTrip(req)
 	}
 	t.stats.sent.Add(1)
-	resp, err := send(t.base, out)
+	resp, err := send(t.base, outbound(ctx, req, t.cfg.userAgent))
 	if err != nil {
 		return nil, err
 	}
-	t.pacer.pause(ctx, o, resp, t.cfg.maxBackoff)
+	t.pacer.pause(ctx, o, resp)
 	return resp, nil
 }
 
-// admit takes req, whose scheme is http or https, through everything that
-// comes before sending it: its target and origin, the decision on the
-// origin's robots.txt, and the politeness wait. It returns the origin, or
-// the error to return unsent: the caller then closes req's body.
+// admit takes req through everything that comes before sending it: its
+// target, its origin, the decision on the origin's robots.txt and the
+// politeness wait. It returns the origin; no origin and no error for a
+// request whose scheme robots.txt does not govern, which goes to the base
+// untouched; or the error to return unsent, the caller then closing
+// req's body.
 func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, error) {
 	if req.URL == nil {
 		return nil, errors.New("robots: request has no URL")
 	}
-	var own [1]string
-	tokens := t.tokensFor(req, own[:0])
+	if !isHTTP(req.URL.Scheme) {
+		return nil, nil
+	}
 	tg, err := targetOf(req)
 	if err != nil {
 		return nil, err
 	}
-	o, err := t.lookupTarget(&tg)
-	if err != nil {
-		return nil, err
-	}
+	o := t.origins.lookupTarget(&tg)
+	// The wait for the politeness slot may outlast the robots state
+	// decided on: the request is then decided once more, on a fresh state,
+	// and sent without waiting again, so that nothing goes out on a stale
+	// robots.txt.
 	now := t.cfg.now()
-	var agent policy.Agent
-	var st *state
-	if !pathtarget.IsRobotsTxt(tg.uri) {
-		if st, now, agent, err = t.verdict(ctx, o, req.URL, &tg, tokens, now); err != nil {
+	for waited := false; ; {
+		var st *state
+		if tg.robotsTxt {
+			st = o.current()
+		} else if st, now, err = t.refresher.state(ctx, o, now); err != nil {
 			return nil, err
 		}
-	} else {
-		t.stats.robotsRequests.Add(1)
-		if cur := o.current(); cur != nil {
-			// robots.txt itself is always allowed, but paced like any
-			// request.
-			agent, _ = agentAt(cur, now, t.cfg.fallbackAfter, tokens)
-		}
-	}
-	waited, err := t.pacer.wait(ctx, o, t.delayFor(agent), now)
-	if err != nil {
-		return nil, err
-	}
-	// Only a wait moves the clock far enough to matter; reading it again
-	// costs a tenth of the fast path's time on some machines.
-	if waited && st != nil && st.rec.due(t.cfg.now()) {
-		// The wait outlasted the state decided on: decide again on a
-		// fresh one, so that nothing goes out on a stale robots.txt.
-		if _, _, _, err = t.verdict(ctx, o, req.URL, &tg, tokens, t.cfg.now()); err != nil {
+		agent, err := t.decider.decide(st, &tg, now)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return o, nil
-}
-
-// tokensFor returns the product tokens req is decided for: the crawler's
-// own, or, when Options names none, the product token of req's own
-// User-Agent (as Scrapy does), appended to buf.
-func (t *Transport) tokensFor(req *http.Request, buf []string) []string {
-	if len(t.cfg.tokens) > 0 {
-		return t.cfg.tokens
-	}
-	if tok := policy.ProductToken(req.Header.Get("User-Agent")); tok != "" {
-		return append(buf, tok)
-	}
-	return nil
-}
-
-// closeBody closes the body of a request that will not be sent: a
-// RoundTripper must close it on every path, errors included.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
+		if waited {
+			return o, nil
+		}
+		if waited, err = t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now); err != nil {
+			return nil, err
+		}
+		// Only a wait moves the clock far enough to matter; reading it
+		// again costs a tenth of the fast path's time on some machines.
+		if !waited || tg.robotsTxt {
+			return o, nil
+		}
+		if now = t.cfg.now(); !st.rec.due(now) {
+			return o, nil
+		}
 	}
 }
 
@@ -192,17 +162,15 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 		return err
 	}
 	tg, err := targetFor(u, "")
+	if err != nil || tg.robotsTxt {
+		return err
+	}
+	o := t.origins.lookupTarget(&tg)
+	st, now, err := t.refresher.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return err
 	}
-	o, err := t.lookupTarget(&tg)
-	if err != nil {
-		return err
-	}
-	if pathtarget.IsRobotsTxt(tg.uri) {
-		return nil
-	}
-	_, _, _, err = t.verdict(ctx, o, u, &tg, t.cfg.tokens, t.cfg.now())
+	_, err = t.decider.decide(st, &tg, now)
 	return err
 }
 
@@ -219,6 +187,12 @@ func parseAbsolute(rawURL string) (*url.URL, error) {
 		return nil, fmt.Errorf("robots: %q has no host", u.Redacted())
 	}
 	return u, nil
+}
+
+// Stats returns a snapshot of the transport's counts.
+func (t *Transport) Stats() Stats {
+	t.init()
+	return t.stats.snapshot(t.origins.len())
 }
 
 // CloseIdleConnections closes the idle connections of the base
