@@ -242,3 +242,18 @@ func TestSitemapsAbsolute(t *testing.T) {
 		t.Errorf("Sitemaps %q, want %q", got, want)
 	}
 }
+
+// TestRobotsOfRobotsTxtURL checks that Robots fetches the robots.txt of
+// a URL that names /robots.txt itself: only a request for it is exempt
+// from waiting for the fetch.
+func TestRobotsOfRobotsTxtURL(t *testing.T) {
+	s := newSite(t, serve(200, privateRobots))
+	tr := newTestTransport(t, newClock(), Options{})
+	info, err := tr.Robots(context.Background(), s.URL+"/robots.txt")
+	if err != nil || info.Outcome != Parsed || string(info.Body) != privateRobots {
+		t.Fatalf("Robots = %+v, %v", info, err)
+	}
+	if got := s.robotsHits.Load(); got != 1 {
+		t.Errorf("%d robots.txt fetches, want 1", got)
+	}
+}
