@@ -122,18 +122,9 @@ func keyWords(s string) (a, b uint64) {
 	if len(s) >= 18 {
 		return binary.BigEndian.Uint64([]byte(s[2:10])), binary.BigEndian.Uint64([]byte(s[10:18]))
 	}
-	for i := 2; i < 18; i++ {
-		var c uint64
-		if i < len(s) {
-			c = uint64(s[i])
-		}
-		if i < 10 {
-			a = a<<8 | c
-		} else {
-			b = b<<8 | c
-		}
-	}
-	return a, b
+	var buf [18]byte
+	copy(buf[:], s)
+	return binary.BigEndian.Uint64(buf[2:10]), binary.BigEndian.Uint64(buf[10:18])
 }
 
 type node struct {
@@ -468,14 +459,9 @@ func keyHead(s string) uint64 {
 	if len(s) >= 8 {
 		return binary.BigEndian.Uint64([]byte(s[:8]))
 	}
-	var h uint64
-	for i := range 8 {
-		h <<= 8
-		if i < len(s) {
-			h |= uint64(s[i])
-		}
-	}
-	return h
+	var buf [8]byte
+	copy(buf[:], s)
+	return binary.BigEndian.Uint64(buf[:])
 }
 
 // try tests, best first, the rules of node k of x against path, and

@@ -228,7 +228,8 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 		return nil, ""
 	}
 	for _, t := range tokens {
-		if t == "*" {
+		if t == "*" || len(r.agents) == 0 {
+			// Many files name no crawler but "*": nothing to look up.
 			break
 		}
 		var buf [64]byte
