@@ -14,14 +14,16 @@
 // /robots.txt once, shared by all goroutines, and keeps it for 24 hours, or
 // less when its Cache-Control max-age (less its Age) says so but never less
 // than a minute (Options.MinFreshness), then revalidates it with its own
-// conditional GET (ETag and Last-Modified kept in the origin's record). A 2xx robots.txt is parsed, its first 500 KiB only;
-// a 4xx (except 429) one allows everything; a 429, 5xx, timeout or network
+// conditional GET (ETag and Last-Modified kept in the origin's record). A
+// 2xx robots.txt is parsed, its first 500 KiB only; a 4xx (except 429)
+// one allows everything; a 429, 5xx, timeout or network
 // error refuses everything and is retried on a back-off schedule, until
 // after 30 days of failures the last good copy is used. Redirects are
 // followed up to five hops.
 //
 // A request is decided on its path and query exactly as sent, and also
-// with dot segments resolved, for the product token of Options.UserAgent
+// with dot segments resolved and with repeated slashes merged first, for
+// the product token of Options.UserAgent
 // or Options.Agents, or, when Options names neither, of the request's own
 // User-Agent (package policy does the matching). A refused request
 // is not sent: its error matches ErrDisallowed and holds a
@@ -38,8 +40,9 @@
 // Options.MaxRobotsBytes (and Options.MaxOrigins), the default store by
 // 128 MiB. Options.Cache keeps one record per origin; a Cache that also
 // implements Leaser and Swapper (and SlotReserver) lets a fleet of
-// processes share one fetch and one pace per origin. A panic of the base
-// RoundTripper, the Cache or the Logger during a robots.txt fetch is
-// recovered and logged, and the origin counts as unreachable for that
-// fetch.
+// processes share one fetch and one pace per origin. Plug-ins' panics are
+// recovered: one of the base RoundTripper during a robots.txt fetch is
+// logged with its stack and the origin counts as unreachable for that
+// fetch; one of the Cache is logged and taken as a missing record or a
+// lost write; one of the Logger loses only that log line.
 package robots

@@ -53,12 +53,10 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 		}()
 		done <- f.fetchHops(ctx, robotsURL, host, v)
 	}()
-	tm := time.NewTimer(f.timeout)
-	defer tm.Stop()
 	select {
 	case res := <-done:
 		return res
-	case <-tm.C:
+	case <-ctx.Done():
 		return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL,
 			err: fmt.Errorf("robots: no complete answer within %v", f.timeout)}
 	}

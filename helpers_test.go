@@ -125,3 +125,29 @@ func (b *trackedBody) Close() error {
 type rtFunc func(*http.Request) (*http.Response, error)
 
 func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// robotsLog is a stub base that answers every request with status and
+// body, and records the URL of every request for /robots.txt.
+type robotsLog struct {
+	status int
+	body   string
+
+	mu   sync.Mutex
+	urls []string
+}
+
+func (l *robotsLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/robots.txt" {
+		l.mu.Lock()
+		l.urls = append(l.urls, r.URL.String())
+		l.mu.Unlock()
+	}
+	return &http.Response{StatusCode: l.status, Body: io.NopCloser(strings.NewReader(l.body)), Request: r}, nil
+}
+
+// fetched returns the robots.txt URLs requested so far, in order.
+func (l *robotsLog) fetched() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.urls...)
+}

@@ -40,9 +40,10 @@ func (o Outcome) String() string {
 
 // record is one origin's robots state as it is stored: what the last fetch
 // came to, the validators to revalidate it with, and, while unreachable,
-// the outage clock and the last good copy. Its methods are the pure state
-// machine (next, due, rules, merge): they take the time and the settings
-// as arguments and change nothing but their result.
+// the outage clock and the last good copy. It and the functions over it
+// are the pure state machine (next, due, state.rules; merge in store.go):
+// they take the time and the settings as arguments and change nothing but
+// their result.
 type record struct {
 	Outcome   Outcome   `json:"outcome"`
 	Status    int       `json:"status,omitempty"`

@@ -78,7 +78,7 @@ func (r *refresher) refresh(ctx context.Context, o *origin) (st *state) {
 			res := fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: panic: %v", p)}
 			rec := next(base, res, r.now(), r.fresh)
 			st = newState(rec, res.err, prev)
-			o.st.Store(st)
+			r.origins.set(o, st)
 		}
 	}()
 	now := r.now()

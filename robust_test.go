@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -52,16 +51,7 @@ func TestCheckRejectsRelative(t *testing.T) {
 // TestTrailingDotSameOrigin checks that "site.example." shares the
 // robots.txt of "site.example".
 func TestTrailingDotSameOrigin(t *testing.T) {
-	var fetched []string
-	var mu sync.Mutex
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			mu.Lock()
-			fetched = append(fetched, r.URL.String())
-			mu.Unlock()
-		}
-		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(privateRobots)), Request: r}, nil
-	})
+	base := &robotsLog{status: 200, body: privateRobots}
 	c := newClock()
 	tr := NewTransport(base, Options{MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
 	for _, u := range []string{"http://site.example/a", "http://site.example./b", "http://SITE.example.:80/c", "http://bücher.example./d", "http://xn--bcher-kva.example/e"} {
@@ -69,8 +59,8 @@ func TestTrailingDotSameOrigin(t *testing.T) {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	if want := "http://site.example/robots.txt http://xn--bcher-kva.example/robots.txt"; strings.Join(fetched, " ") != want {
-		t.Errorf("fetched %v, want %s", fetched, want)
+	if want := "http://site.example/robots.txt http://xn--bcher-kva.example/robots.txt"; strings.Join(base.fetched(), " ") != want {
+		t.Errorf("fetched %v, want %s", base.fetched(), want)
 	}
 	if tr.Stats().Origins != 2 {
 		t.Errorf("%d origins held, want 2", tr.Stats().Origins)

@@ -13,8 +13,9 @@ type Stats struct {
 	// counts under the outcome of the copy it renewed.
 	Fetches map[Outcome]int64
 	// FetchStatus counts robots.txt fetches by the class of the status
-	// they ended on, after redirects: "2xx", "3xx" (too many redirects, or
-	// one without a Location), "4xx", "5xx", and "network" for a fetch
+	// they ended on, after redirects: "2xx", "3xx" (a 304 revalidation,
+	// too many redirects, or one without a Location), "4xx", "5xx", and
+	// "network" for a fetch
 	// that got no answer (a network error, a timeout, a panic).
 	FetchStatus map[string]int64
 	// Revalidated counts the fetches answered 304 Not Modified to the

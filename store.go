@@ -161,10 +161,10 @@ func (s *store) get(key string) (rec record, raw []byte, ok, newer bool) {
 // own in memory only.
 func (s *store) save(ctx context.Context, originKey string, rec record) record {
 	key := recordKey(originKey)
-	if _, _, _, newer := s.get(key); newer {
-		return rec
-	}
 	if rec.Vary {
+		if _, _, _, newer := s.get(key); newer {
+			return rec
+		}
 		// The plain key only says where to look; its own record is the
 		// same without bodies, so a marker costs little.
 		marker := rec

@@ -28,8 +28,8 @@ type target struct {
 	// robotsTxt reports that uri asks for /robots.txt itself, which is
 	// always allowed.
 	robotsTxt bool
-	// header is the request's header, nil for Check: its User-Agent names
-	// the crawler when Options does not.
+	// header is the request's header, nil for Check and Robots: its
+	// User-Agent names the crawler when Options does not.
 	header http.Header
 }
 

@@ -124,16 +124,7 @@ func TestDotSegments(t *testing.T) {
 // TestOrigins checks that every spelling of an origin shares one
 // robots.txt, fetched from its canonical form.
 func TestOrigins(t *testing.T) {
-	var fetched []string
-	var mu sync.Mutex
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			mu.Lock()
-			fetched = append(fetched, r.URL.String())
-			mu.Unlock()
-		}
-		return &http.Response{StatusCode: 404, Body: http.NoBody, Request: r}, nil
-	})
+	base := &robotsLog{status: 404, body: ""}
 	c := newClock()
 	tr := NewTransport(base, Options{MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
 	for _, u := range []string{
@@ -159,7 +150,7 @@ func TestOrigins(t *testing.T) {
 		"http://[::1]/robots.txt",
 		"http://127.0.0.1/robots.txt",
 	}
-	if strings.Join(fetched, " ") != strings.Join(want, " ") {
+	if fetched := base.fetched(); strings.Join(fetched, " ") != strings.Join(want, " ") {
 		t.Errorf("fetched\n%s\nwant\n%s", strings.Join(fetched, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -114,17 +114,19 @@ func (kk *keptKeys) greatest(lo, hi int, a, b uint64, at string) int32 {
 	return int32(first - 1)
 }
 
-// keyWords returns octets 2 to 9 and 10 to 17 of s as big-endian words,
-// zero past its end. Words ordered so are ordered as the strings are, or
+// wordAt returns octets i to i+7 of s as a big-endian word, zero past
+// its end. Words so read at one offset are ordered as the strings are, or
 // equal when the strings agree on those octets or differ only by zeros
 // past the shorter's end.
-func keyWords(s string) (a, b uint64) {
-	if len(s) >= 18 {
-		return binary.BigEndian.Uint64([]byte(s[2:10])), binary.BigEndian.Uint64([]byte(s[10:18]))
+func wordAt(s string, i int) uint64 {
+	if len(s) >= i+8 {
+		return binary.BigEndian.Uint64([]byte(s[i : i+8]))
 	}
-	var buf [18]byte
-	copy(buf[:], s)
-	return binary.BigEndian.Uint64(buf[2:10]), binary.BigEndian.Uint64(buf[10:18])
+	var buf [8]byte
+	if i < len(s) {
+		copy(buf[:], s[i:])
+	}
+	return binary.BigEndian.Uint64(buf[:])
 }
 
 type node struct {
@@ -315,7 +317,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		}
 		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
 		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
-		x.heads = append(x.heads, keyHead(k.key))
+		x.heads = append(x.heads, wordAt(k.key, 0))
 		if keep {
 			x.kept.keys = append(x.kept.keys, k.key)
 		}
@@ -334,7 +336,7 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		x.heads = nil
 		x.kept.words = make([]uint64, 2*len(x.kept.keys))
 		for k, key := range x.kept.keys {
-			x.kept.words[2*k], x.kept.words[2*k+1] = keyWords(key)
+			x.kept.words[2*k], x.kept.words[2*k+1] = wordAt(key, 2), wordAt(key, 10)
 		}
 	}
 }
@@ -427,7 +429,7 @@ func (x *index) greatest(s *Set, at string) int32 {
 		// Keys before the range are before at, and those after it are
 		// after at. All of them share at's first two octets.
 		lo, hi = int(x.kept.slash[at[1]]), int(x.kept.slash[int(at[1])+1])
-		a, b := keyWords(at)
+		a, b := wordAt(at, 2), wordAt(at, 10)
 		return x.kept.greatest(lo, hi, a, b, at)
 	}
 	if x.heads == nil {
@@ -438,7 +440,7 @@ func (x *index) greatest(s *Set, at string) int32 {
 		}
 		return int32(i - 1)
 	}
-	h := keyHead(at)
+	h := wordAt(at, 0)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		// Paths and keys hold no zero octet (normalising escapes it), so
@@ -451,17 +453,6 @@ func (x *index) greatest(s *Set, at string) int32 {
 		}
 	}
 	return int32(lo - 1)
-}
-
-// keyHead returns octets 0 to 7 of s as a big-endian word, zero past its
-// end.
-func keyHead(s string) uint64 {
-	if len(s) >= 8 {
-		return binary.BigEndian.Uint64([]byte(s[:8]))
-	}
-	var buf [8]byte
-	copy(buf[:], s)
-	return binary.BigEndian.Uint64(buf[:])
 }
 
 // try tests, best first, the rules of node k of x against path, and

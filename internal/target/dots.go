@@ -86,11 +86,10 @@ func Alternates(requestURI string) (resolved, merged string) {
 	if i := strings.IndexByte(requestURI, '?'); i >= 0 {
 		path = requestURI[:i]
 	}
+	resolved, _ = ResolveDots(requestURI)
 	if !strings.Contains(path, "//") {
-		resolved, _ = ResolveDots(requestURI)
 		return resolved, ""
 	}
-	resolved, _ = ResolveDots(requestURI)
 	var b strings.Builder
 	b.Grow(len(requestURI))
 	for i := 0; i < len(path); i++ {
@@ -116,11 +115,9 @@ func Alternates(requestURI string) (resolved, merged string) {
 // is a dot too) or a run of slashes can start. It may answer true for a
 // path without alternates, never false for one with them.
 //
-// Every decision asks it, and almost every answer is false, so it tests
-// seven octets a step, or in a long path, whose slashes are far apart,
-// finds each slash with strings.IndexByte. It reads requestURI rather
-// than its normalised form: a word read from octets just written one by
-// one waits for them to reach the cache.
+// Every decision asks it, through Alternates, and almost every answer is
+// false, so it tests seven octets a step, or in a long path, whose
+// slashes are far apart, finds each slash with strings.IndexByte.
 func mayHaveAlternates(requestURI string) bool {
 	s := requestURI
 	if len(s) > longPath {
@@ -174,8 +171,8 @@ func mayHaveAlternates(requestURI string) bool {
 }
 
 // longPath is the length above which mayHaveAlternates looks only at
-// slashes: a call of bytes.IndexByte costs more than a short path takes to
-// read seven octets a step.
+// slashes: a call of strings.IndexByte costs more than a short path takes
+// to read seven octets a step.
 const longPath = 64
 
 // zeroOctets returns x with 0x80 in each octet that is zero in x and 0
