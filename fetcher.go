@@ -39,7 +39,8 @@ type fetcher struct {
 // context, and a panic of the base is recovered, logged with its stack and
 // taken as an unreachable robots.txt.
 func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fetchResult {
-	robotsURL, host := robotsURLOf(originKey)
+	target, host := robotsURLOf(originKey)
+	robotsURL := target.String()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
 	done := make(chan fetchResult, 1)
@@ -51,7 +52,7 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 				done <- fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: fmt.Errorf("robots: panic during fetch: %v", p)}
 			}
 		}()
-		done <- f.fetchHops(ctx, robotsURL, host, v)
+		done <- f.fetchHops(ctx, target, host, v)
 	}()
 	select {
 	case res := <-done:
@@ -67,23 +68,19 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 // or for a Host override's key (target.go) the site it names, since a
 // request whose req.Host overrides its URL's host is governed by that
 // site's robots.txt.
-func robotsURLOf(originKey string) (robotsURL, host string) {
-	site, addr, ok := strings.Cut(originKey, "|")
-	if !ok {
-		return originKey + "/robots.txt", ""
+func robotsURLOf(originKey string) (robotsURL *url.URL, host string) {
+	scheme, authority, _ := strings.Cut(originKey, "://")
+	if site, addr, ok := strings.Cut(authority, "|"); ok {
+		authority, host = addr, site
 	}
-	scheme, host, _ := strings.Cut(site, "://")
-	return scheme + "://" + addr + "/robots.txt", host
+	return &url.URL{Scheme: scheme, Host: authority, Path: "/robots.txt"}, host
 }
 
 // fetchHops follows redirects up to the fetcher's limit, rather than
 // leaving them to an http.Client, so that each hop is bounded like the
 // first.
-func (f *fetcher) fetchHops(ctx context.Context, robotsURL, host string, v validators) fetchResult {
-	target, err := url.Parse(robotsURL)
-	if err != nil {
-		return fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: %w", err)}
-	}
+func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v validators) fetchResult {
+	robotsURL := target.String()
 	seen := map[string]bool{target.String(): true}
 	for hops := 0; ; hops++ {
 		res := fetchResult{maxAge: -1, url: target.String()}

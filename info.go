@@ -76,7 +76,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		return RobotsInfo{}, err
 	}
 	o := t.origins.lookupTarget(&tg)
-	st, now, err := t.refresher.state(ctx, o, t.cfg.now())
+	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return RobotsInfo{}, err
 	}
@@ -111,17 +111,13 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 
 // sitemaps returns the Sitemap lines of r resolved against robotsURL,
 // keeping only those that come to an http or https URL with a host.
-func sitemaps(r *policy.Robots, robotsURL string) []string {
+func sitemaps(r *policy.Robots, robotsURL *url.URL) []string {
 	if r == nil || len(r.Sitemaps()) == 0 {
-		return nil
-	}
-	base, err := url.Parse(robotsURL)
-	if err != nil {
 		return nil
 	}
 	out := make([]string, 0, len(r.Sitemaps()))
 	for _, s := range r.Sitemaps() {
-		u, err := base.Parse(s)
+		u, err := robotsURL.Parse(s)
 		if err != nil || !isHTTP(u.Scheme) || u.Host == "" {
 			continue
 		}

@@ -123,7 +123,8 @@ func FuzzTarget(f *testing.F) {
 				t.Fatalf("%q: key %q", raw, key)
 			}
 			robotsURL, vhost := robotsURLOf(key)
-			if _, err := url.Parse(robotsURL); err != nil || vhost == "" {
+			back, err := url.Parse(robotsURL.String())
+			if err != nil || back.Host != robotsURL.Host || vhost == "" {
 				t.Fatalf("%q: key %q splits into %q, %q: %v", raw, key, robotsURL, vhost, err)
 			}
 		}

@@ -13,23 +13,22 @@ import (
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
 // politeness delay. It wires the owners of the work, in the order a
-// request meets them: its target on the wire (target.go), its origin in
-// the origin table (origins.go), the origin's robots state brought up to
-// date (refresh.go, from the store in store.go, the fetcher in fetcher.go
-// and the records' state machine in record.go), the decision (decide.go),
-// the politeness wait (pacer.go) and the send (send.go). The zero
-// Transport works like NewTransport(nil, Options{}). It is safe for
-// concurrent use.
+// request meets them: its target on the wire (target.go), its origin and
+// the origin's robots state in the origin table (origins.go), which has
+// the refresher renew a due state (refresh.go, from the store in
+// store.go, the fetcher in fetcher.go and the records' state machine in
+// record.go), the decision (decide.go), the politeness wait (pacer.go)
+// and the send (send.go). The zero Transport works like
+// NewTransport(nil, Options{}). It is safe for concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
 
-	base      http.RoundTripper
-	cfg       config
-	origins   originTable
-	refresher refresher
-	decider   decider
-	pacer     pacer
-	stats     counters
+	base    http.RoundTripper
+	cfg     config
+	origins originTable
+	decider decider
+	pacer   pacer
+	stats   counters
 }
 
 // NewTransport returns a Transport that sends allowed requests on base.
@@ -59,8 +58,8 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
-	t.origins.init(c.maxOrigins, c.maxRobotsBytes)
-	t.refresher.init(&c, cache, base, &t.origins, now, sleep, &t.stats)
+	refresher := newRefresher(&c, cache, base, now, sleep, &t.stats)
+	t.origins.init(c.maxOrigins, c.maxRobotsBytes, refresher, now)
 	t.decider = decider{tokens: c.tokens, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
 }
@@ -85,8 +84,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	case o == nil:
-		// Not http or https: robots.txt does not govern it.
-		return t.base.RoundTrip(req)
+		// Not http or https: robots.txt does not govern it, but the base
+		// is held to its contract all the same.
+		return send(t.base, req)
 	}
 	t.stats.sent.Add(1)
 	resp, err := send(t.base, outbound(ctx, req, t.cfg.userAgent))
@@ -124,7 +124,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 		var st *state
 		if tg.robotsTxt {
 			st = o.current()
-		} else if st, now, err = t.refresher.state(ctx, o, now); err != nil {
+		} else if st, now, err = t.origins.state(ctx, o, now); err != nil {
 			return nil, err
 		}
 		agent, err := t.decider.decide(st, &tg, now)
@@ -166,7 +166,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 		return err
 	}
 	o := t.origins.lookupTarget(&tg)
-	st, now, err := t.refresher.state(ctx, o, t.cfg.now())
+	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return err
 	}

@@ -391,24 +391,6 @@ func (p *parser) agent(n int, value string) {
 	p.agents = append(p.agents, token)
 }
 
-// ProductToken returns the product token that leads a User-Agent string:
-// "ExampleBot" for "ExampleBot/1.0 (+https://example.com/bot)". RFC 9309
-// section 2.2.1 allows letters, "-" and "_" in a token; digits are
-// accepted too, since real crawler names ("MJ12bot", "360Spider") have
-// them. It returns "" when s does not start with a token character.
-func ProductToken(s string) string {
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return s[:i]
-		}
-	}
-	return s
-}
-
-func isTokenChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
-}
-
 func (p *parser) rule(n int, allow bool, value string) {
 	kind := "Disallow"
 	if allow {
