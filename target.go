@@ -117,15 +117,15 @@ func overrideKey(u *url.URL, site string) (string, error) {
 }
 
 // validHost reports whether h is a host[:port] of printable ASCII that
-// url.Parse reads back as exactly that host: net/http would punycode a
-// non-ASCII Host and cut one at a "/", so either would send another
-// site's name than the one decided.
+// reads back, as the authority of a request-URI, as exactly that host:
+// net/http would punycode a non-ASCII Host and cut one at a "/", so
+// either would send another site's name than the one decided.
 func validHost(h string) bool {
 	for i := 0; i < len(h); i++ {
 		if h[i] <= ' ' || h[i] >= 0x7f {
 			return false
 		}
 	}
-	u, err := url.Parse("http://" + h)
+	u, err := url.ParseRequestURI("http://" + h)
 	return err == nil && u.Host == h && u.User == nil && u.Path == "" && u.Hostname() != ""
 }
