@@ -77,6 +77,8 @@ func TestRoundTripperContract(t *testing.T) {
 		{name: "base error", url: "http://broken.example/page", err: is(errBase)},
 		{name: "base returns both", url: "http://both.example/page", err: is(errBase)},
 		{name: "no host", url: "http:///page", err: is(errNoHost)},
+		{name: "not http", url: "ftp://allowed.example/private", status: 200},
+		{name: "not http, base returns both", url: "ftp://both.example/page", err: is(errBase)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &contractBase{}

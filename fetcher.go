@@ -39,7 +39,10 @@ type fetcher struct {
 // context, and a panic of the base is recovered, logged with its stack and
 // taken as an unreachable robots.txt.
 func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fetchResult {
-	target, host := robotsURLOf(originKey)
+	target, host, err := robotsURLOf(originKey)
+	if err != nil {
+		return unreachable("", err)
+	}
 	robotsURL := target.String()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
@@ -49,7 +52,7 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 			if p := recover(); p != nil {
 				stack := debug.Stack()
 				f.logger.Error("robots: panic during robots.txt fetch", "url", robotsURL, "panic", p, "stack", string(stack))
-				done <- fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: fmt.Errorf("robots: panic during fetch: %v", p)}
+				done <- unreachable(robotsURL, fmt.Errorf("robots: panic during fetch: %v", p))
 			}
 		}()
 		done <- f.fetchHops(ctx, target, host, v)
@@ -58,8 +61,7 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 	case res := <-done:
 		return res
 	case <-ctx.Done():
-		return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL,
-			err: fmt.Errorf("robots: no complete answer within %v", f.timeout)}
+		return unreachable(robotsURL, fmt.Errorf("robots: no complete answer within %v", f.timeout))
 	}
 }
 
@@ -68,12 +70,19 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 // or for a Host override's key (target.go) the site it names, since a
 // request whose req.Host overrides its URL's host is governed by that
 // site's robots.txt.
-func robotsURLOf(originKey string) (robotsURL *url.URL, host string) {
+func robotsURLOf(originKey string) (robotsURL *url.URL, host string, err error) {
 	scheme, authority, _ := strings.Cut(originKey, "://")
 	if site, addr, ok := strings.Cut(authority, "|"); ok {
 		authority, host = addr, site
 	}
-	return &url.URL{Scheme: scheme, Host: authority, Path: "/robots.txt"}, host
+	// The key holds the authority as a URL writes it (an IPv6 zone's "%"
+	// escaped), so it is read back as one: the absolute-form request-URI
+	// the fetch sends.
+	robotsURL, err = url.ParseRequestURI(scheme + "://" + authority + "/robots.txt")
+	if err != nil {
+		return nil, "", fmt.Errorf("robots: origin key %q: %w", originKey, err)
+	}
+	return robotsURL, host, nil
 }
 
 // fetchHops follows redirects up to the fetcher's limit, rather than

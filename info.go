@@ -81,7 +81,9 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		return RobotsInfo{}, err
 	}
 	rules, _, fallback := st.rules(now, t.cfg.fallbackAfter)
-	robotsURL, _ := robotsURLOf(o.key)
+	// A key that names no robots.txt URL made the fetch unreachable,
+	// which st.err says; it has no sitemaps to resolve.
+	robotsURL, _, _ := robotsURLOf(o.key)
 	info := RobotsInfo{
 		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
@@ -112,7 +114,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 // sitemaps returns the Sitemap lines of r resolved against robotsURL,
 // keeping only those that come to an http or https URL with a host.
 func sitemaps(r *policy.Robots, robotsURL *url.URL) []string {
-	if r == nil || len(r.Sitemaps()) == 0 {
+	if r == nil || robotsURL == nil || len(r.Sitemaps()) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(r.Sitemaps()))

@@ -91,6 +91,12 @@ type fetchResult struct {
 	err          error  // why unreachable, or why a redirect was not followed
 }
 
+// unreachable is the result of a fetch of robotsURL that got no answer
+// to go by, for err.
+func unreachable(robotsURL string, err error) fetchResult {
+	return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: err}
+}
+
 // validators are the ETag and Last-Modified of the copy to revalidate.
 type validators struct{ etag, lastModified string }
 

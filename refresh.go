@@ -66,7 +66,7 @@ func (r *refresher) renewed(ctx context.Context, originKey string, prev *state) 
 		// the process.
 		if p := recover(); p != nil {
 			r.logger.Error("robots: panic refreshing robots.txt", "origin", originKey, "panic", p, "stack", string(debug.Stack()))
-			res = fetchResult{outcome: Unreachable, maxAge: -1, err: fmt.Errorf("robots: panic: %v", p)}
+			res = unreachable("", fmt.Errorf("robots: panic: %v", p))
 			rec := next(base, res, r.now(), r.fresh)
 			st, fetched = newState(rec, res.err, prev), false
 		}

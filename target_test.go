@@ -102,6 +102,8 @@ func FuzzTarget(f *testing.F) {
 	f.Add("http://a.example/public//../private/secret?q=1", "")
 	f.Add("http://10.0.0.1:8080/x", "victim.example")
 	f.Add("http:%2F%2Fa.example/p", "")
+	f.Add("http://[fe80::1%25en0]:8080/x", "")
+	f.Add("https://[fe80::1%25eth0]/x", "victim.example")
 	f.Fuzz(func(t *testing.T, raw, host string) {
 		u, err := url.Parse(raw)
 		if err != nil || !isHTTP(u.Scheme) {
@@ -118,15 +120,19 @@ func FuzzTarget(f *testing.F) {
 		if idOf(key) != tg.id {
 			t.Fatalf("%q: key %q does not give back its id", raw, key)
 		}
-		if strings.Contains(key, "|") {
-			if strings.Count(key, "|") != 1 {
-				t.Fatalf("%q: key %q", raw, key)
-			}
-			robotsURL, vhost := robotsURLOf(key)
-			back, err := url.Parse(robotsURL.String())
-			if err != nil || back.Host != robotsURL.Host || vhost == "" {
-				t.Fatalf("%q: key %q splits into %q, %q: %v", raw, key, robotsURL, vhost, err)
-			}
+		if strings.Count(key, "|") > 1 {
+			t.Fatalf("%q: key %q", raw, key)
+		}
+		// The robots.txt is fetched from the address the request is sent
+		// to, whatever site it names.
+		robotsURL, vhost, err := robotsURLOf(key)
+		dial, err2 := originOf(u)
+		if err != nil || err2 != nil {
+			t.Fatalf("%q: key %q: robotsURLOf: %v; originOf: %v", raw, key, err, err2)
+		}
+		want, _ := url.Parse(dial + "/robots.txt")
+		if robotsURL.String() != want.String() || robotsURL.Host != want.Host || strings.Contains(key, "|") != (vhost != "") {
+			t.Fatalf("%q: key %q gives %q (host %q), Host %q; want %q (host %q)", raw, key, robotsURL, robotsURL.Host, vhost, want, want.Host)
 		}
 	})
 }

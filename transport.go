@@ -71,7 +71,9 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // while it waits for the robots.txt or its slot, RoundTrip returns the
 // context's error. Requests whose scheme is not http or https are passed
 // to the base unchanged, and a request for /robots.txt itself is always
-// allowed. RoundTrip never modifies req and never follows redirects.
+// allowed. On every path the base is held to the RoundTripper contract:
+// a response or an error, never both or neither. RoundTrip never modifies
+// req and never follows redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	ctx := req.Context()

@@ -86,11 +86,20 @@ const healthyTimeout = 10 * time.Second
 
 // newMember returns a transport with opts whose Cache is a Store on addr.
 func newMember(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options) *member {
+	return newMemberLogging(t, addr, opts, sopts, nil)
+}
+
+// newMemberLogging is newMember whose Store records the slots it grants
+// in slots, when slots is not nil.
+func newMemberLogging(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options, slots *slotLog) *member {
 	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 	base := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(func() { rc.Close(); base.CloseIdleConnections() })
 	m := &member{store: redisstore.New(rc, sopts)}
 	opts.Cache = m.store
+	if slots != nil {
+		opts.Cache = loggingStore{Store: m.store, log: slots}
+	}
 	m.transport = robots.NewTransport(base, opts)
 	m.client = &http.Client{Transport: m.transport}
 	return m
@@ -365,28 +374,66 @@ func TestFleetWorker(t *testing.T) {
 	}
 }
 
-// TestFleetPacing: 4 transports crawling one origin at once space their
-// requests by MinDelay, as the origin's server measures it.
+// TestFleetPacing: 4 transports crawling one origin at once keep one pace:
+// the fleet grants send times at least MinDelay apart, and no request
+// reaches the origin's server before its own.
 func TestFleetPacing(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newSite(t)
 	const minDelay = 100 * time.Millisecond
+	var slots slotLog
 	members := make([]*member, 4)
 	for i := range members {
-		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: minDelay}, redisstore.Options{Timeout: healthyTimeout})
+		members[i] = newMemberLogging(t, srv.Addr, robots.Options{MinDelay: minDelay}, redisstore.Options{Timeout: healthyTimeout}, &slots)
 	}
 	crawl(t, members, []*site{s}, 5)
 	pages := s.pages()
-	slices.SortFunc(pages, time.Time.Compare)
-	// crawl refuses one request in five; a scheduling delay of a
-	// request's sender can bring it closer to the next by a few ms.
-	const jitter = 15 * time.Millisecond
-	if len(pages) != 4*4 {
-		t.Fatalf("%d pages requested; want 16", len(pages))
+	// crawl refuses one request in five, before it takes a slot.
+	granted := slots.sorted()
+	if len(pages) != 4*4 || len(granted) != len(pages) {
+		t.Fatalf("%d pages requested on %d slots; want 16 on 16", len(pages), len(granted))
 	}
-	for i := 1; i < len(pages); i++ {
-		if gap := pages[i].Sub(pages[i-1]); gap < minDelay-jitter {
-			t.Errorf("requests %d and %d arrived %v apart; want at least MinDelay %v", i-1, i, gap, minDelay)
+	for i := 1; i < len(granted); i++ {
+		if gap := granted[i].Sub(granted[i-1]); gap < minDelay {
+			t.Errorf("slots %d and %d are %v apart; want at least MinDelay %v", i-1, i, gap, minDelay)
 		}
 	}
+	// Each request arrives after its own slot, so the k-th arrival comes
+	// after the k-th slot: arrivals keep the fleet's pace, whatever
+	// scheduling delays bring two of them closer than the slots are.
+	slices.SortFunc(pages, time.Time.Compare)
+	for k := range pages {
+		if pages[k].Before(granted[k]) {
+			t.Errorf("request %d arrived at %v, before slot %d at %v", k, pages[k], k, granted[k])
+		}
+	}
+}
+
+// slotLog records the send times a fleet granted, from every member.
+type slotLog struct {
+	mu    sync.Mutex
+	slots []time.Time
+}
+
+func (l *slotLog) sorted() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.SortedFunc(slices.Values(l.slots), time.Time.Compare)
+}
+
+// loggingStore is a Store that records the slots it grants in log; the
+// other capabilities the transport looks for are the Store's own.
+type loggingStore struct {
+	*redisstore.Store
+	log *slotLog
+}
+
+func (s loggingStore) ReserveSlot(ctx context.Context, origin string, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
+	at, ok, err := s.Store.ReserveSlot(ctx, origin, now, interval, limit)
+	if ok && err == nil {
+		s.log.mu.Lock()
+		s.log.slots = append(s.log.slots, at)
+		s.log.mu.Unlock()
+	}
+	return at, ok, err
 }
