@@ -64,9 +64,13 @@ func TestWorkerPoolKeepsPace(t *testing.T) {
 	if within < possible*3/4 || within > possible {
 		t.Errorf("%d requests reached the server during the run, want about %d", within, possible)
 	}
+	// The pacer lets requests go a delay apart; what brings two arrivals
+	// closer is the time from there to the server, which a loaded machine
+	// stretches for one request and not the next. Half a delay tells that
+	// apart from requests let go together; the count above holds the rate.
 	for i := 1; i < len(arrivals); i++ {
-		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay-10*time.Millisecond {
-			t.Errorf("requests %d and %d came %v apart, want at least %v", i-1, i, gap, delay)
+		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay/2 {
+			t.Errorf("requests %d and %d came %v apart, want about %v", i-1, i, gap, delay)
 		}
 	}
 	if n := len(arrivals); n == 0 || arrivals[n-1].Before(end.Add(-time.Second)) {

@@ -68,7 +68,7 @@ func (r *refresher) renewed(ctx context.Context, originKey string, prev *state) 
 			r.logger.Error("robots: panic refreshing robots.txt", "origin", originKey, "panic", p, "stack", string(debug.Stack()))
 			res = unreachable("", fmt.Errorf("robots: panic: %v", p))
 			rec := next(base, res, r.now(), r.fresh)
-			st, fetched = newState(rec, res.err, prev), false
+			st, fetched = recoveredState(rec, res.err, prev), false
 		}
 	}()
 	now := r.now()

@@ -247,3 +247,42 @@ func TestRobotsOfRobotsTxtURL(t *testing.T) {
 		t.Errorf("%d robots.txt fetches, want 1", got)
 	}
 }
+
+// TestRefreshPanicRecovered checks the refresher's last line of defence:
+// a panic in its own work (here the clock's, on the refresh's first
+// reading of it) makes the origin unreachable for that fetch, with a
+// back-off, and the state it falls back to parses nothing, since the
+// parser may be what panicked: it keeps the earlier parse of the same
+// body and holds none for another.
+func TestRefreshPanicRecovered(t *testing.T) {
+	c := newClock()
+	var reads atomic.Int64
+	now := func() time.Time {
+		if reads.Add(1) == 1 {
+			panic("clock broke")
+		}
+		return c.Now()
+	}
+	cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	base := rtFunc(func(*http.Request) (*http.Response, error) {
+		t.Error("the refresh fetched after a panic")
+		return nil, errors.New("unexpected")
+	})
+	r := newRefresher(&cfg, NewMemoryCache(16, DefaultCacheBytes), base, now, c.Sleep, &counters{})
+	body := []byte(privateRobots)
+	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, nil)
+	st := r.refresh(context.Background(), "http://site.example", prev)
+	switch {
+	case st.rec.Outcome != Unreachable || !st.rec.RetryAt.After(c.Now()):
+		t.Errorf("record %+v; want unreachable with a back-off", st.rec)
+	case st.err == nil || !strings.Contains(st.err.Error(), "clock broke"):
+		t.Errorf("err = %v; want the panic", st.err)
+	case st.robots != prev.robots:
+		t.Errorf("the good copy was parsed again; want the earlier parse of the same body")
+	}
+
+	other := recoveredState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev)
+	if other.robots != nil {
+		t.Errorf("a body the earlier state did not parse was parsed after a panic")
+	}
+}
