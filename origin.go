@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -13,6 +14,27 @@ import (
 
 // errNoHost is returned for an http or https URL without a host.
 var errNoHost = errors.New("robots: URL has no host")
+
+// origin is what a transport holds in memory for one origin: its parsed
+// robots state and a pointer to its politeness schedule, which the pacer
+// owns. It is safe for concurrent use.
+type origin struct {
+	id originID // its id in the table
+	// key is the origin key, the origin's key in the store:
+	// scheme://host[:port], or for a Host override
+	// scheme://site|dialhost[:port] (target.go).
+	key string
+
+	// st is read on every request and written only after a fetch, so it
+	// is an atomic pointer rather than another lock to take.
+	st atomic.Pointer[state]
+	// sched is the origin's schedule in the pacer's table, nil until the
+	// first request looks it up.
+	sched atomic.Pointer[schedule]
+}
+
+// current returns the origin's state, or nil before the first lookup.
+func (o *origin) current() *state { return o.st.Load() }
 
 // originID identifies an origin in the table without building a string:
 // the scheme and the canonical host[:port], which a canonically spelled URL

@@ -3,33 +3,11 @@ package robots
 import (
 	"context"
 	"math"
-	"sync/atomic"
 	"time"
 
 	"github.com/maypok86/otter/v2"
 	"golang.org/x/sync/singleflight"
 )
-
-// origin is what a transport holds in memory for one origin: its parsed
-// robots state and a pointer to its politeness schedule, which the pacer
-// owns. It is safe for concurrent use.
-type origin struct {
-	id originID // its id in the table
-	// key is the origin key, the origin's key in the store:
-	// scheme://host[:port], or for a Host override
-	// scheme://site|dialhost[:port] (target.go).
-	key string
-
-	// st is read on every request and written only after a fetch, so it
-	// is an atomic pointer rather than another lock to take.
-	st atomic.Pointer[state]
-	// sched is the origin's schedule in the pacer's table, nil until the
-	// first request looks it up.
-	sched atomic.Pointer[schedule]
-}
-
-// current returns the origin's state, or nil before the first lookup.
-func (o *origin) current() *state { return o.st.Load() }
 
 // originTable holds the origins in memory, bounded both in count and in
 // the bytes their parsed robots.txt take, forgetting the least useful

@@ -16,14 +16,17 @@ import (
 // Swapper), as a Redis store provides them, with hooks for a test to play
 // another process.
 type fleetStore struct {
-	// mu protects every field.
+	// The hooks are set before the store is first used and called
+	// without mu held, so that they may use the store.
+	onGet   func(key string)
+	onSwap  func(key string) bool // false: fail this swap
+	onLease func(key string)
+
+	// mu protects the fields below.
 	mu       sync.Mutex
 	data     map[string][]byte
 	leases   map[string]string // key -> token
 	leaseErr error
-	onGet    func(key string)      // called without mu held
-	onSwap   func(key string) bool // called without mu held; false: fail this swap
-	onLease  func(key string)      // called without mu held
 	swaps    int
 }
 
@@ -32,11 +35,8 @@ func newFleetStore() *fleetStore {
 }
 
 func (s *fleetStore) Get(key string) ([]byte, bool) {
-	s.mu.Lock()
-	hook := s.onGet
-	s.mu.Unlock()
-	if hook != nil {
-		hook(key)
+	if s.onGet != nil {
+		s.onGet(key)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,11 +57,8 @@ func (s *fleetStore) Delete(key string) {
 }
 
 func (s *fleetStore) Lease(_ context.Context, key, token string, _ time.Duration) (bool, error) {
-	s.mu.Lock()
-	hook := s.onLease
-	s.mu.Unlock()
-	if hook != nil {
-		hook(key)
+	if s.onLease != nil {
+		s.onLease(key)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,10 +83,9 @@ func (s *fleetStore) Unlease(_ context.Context, key, token string) error {
 
 func (s *fleetStore) Swap(_ context.Context, key string, old, new []byte) (bool, error) {
 	s.mu.Lock()
-	hook := s.onSwap
 	s.swaps++
 	s.mu.Unlock()
-	if hook != nil && !hook(key) {
+	if s.onSwap != nil && !s.onSwap(key) {
 		return false, nil
 	}
 	s.mu.Lock()
