@@ -97,7 +97,8 @@ func TestHostOverrideKeptApart(t *testing.T) {
 }
 
 // FuzzTarget checks that whatever the URL and Host, targetFor does not
-// panic and gives consistent results: a request-URI and an override key that splits back into an origin.
+// panic and gives consistent results: a request-URI, and an origin key
+// whose robots.txt is fetched from the URL's own address.
 func FuzzTarget(f *testing.F) {
 	f.Add("http://a.example/public//../private/secret?q=1", "")
 	f.Add("http://10.0.0.1:8080/x", "victim.example")
