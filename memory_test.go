@@ -83,9 +83,7 @@ func TestBoundedMemory(t *testing.T) {
 	c := newClock()
 	tr := NewTransport(base, Options{Cache: store, MaxOrigins: limit, Now: c.Now, Sleep: c.Sleep})
 	ctx := context.Background()
-	var before runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	before := liveHeap()
 	const workers = 4
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -105,12 +103,9 @@ func TestBoundedMemory(t *testing.T) {
 	if store.Len() > limit || tr.Stats().Origins > limit {
 		t.Errorf("store holds %d entries, transport %d origins; want at most %d", store.Len(), tr.Stats().Origins, limit)
 	}
-	var after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	// 10,000 origins of a few hundred bytes each; what 200,000 would
 	// hold is well over this ceiling.
-	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
+	if grown := liveHeap() - before; grown > 64<<20 {
 		t.Errorf("heap grew by %d MiB", grown>>20)
 	}
 }
@@ -220,8 +215,8 @@ func bigRobots(size int, salt string) []byte {
 	return policy.Truncate(b.Bytes(), size)
 }
 
-// heapInUse returns the bytes of live heap after a collection.
-func heapInUse() int64 {
+// liveHeap returns the bytes of live heap after a collection.
+func liveHeap() int64 {
 	var m runtime.MemStats
 	runtime.GC()
 	runtime.GC()
@@ -241,9 +236,9 @@ func TestMemoryBoundedInBytes(t *testing.T) {
 	body := bigRobots(size, "p")
 
 	// What a parse really costs, per byte of text.
-	before := heapInUse()
+	before := liveHeap()
 	parsed := policy.Parse(body)
-	grown := heapInUse() - before
+	grown := liveHeap() - before
 	runtime.KeepAlive(parsed)
 	if factor := float64(grown) / float64(len(body)); factor > parsedFactor {
 		t.Fatalf("a parse takes %.1f bytes per byte of text, over the estimate parsedFactor %d", factor, parsedFactor)
@@ -259,13 +254,13 @@ func TestMemoryBoundedInBytes(t *testing.T) {
 	})
 	c := newClock()
 	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, MinDelay: -1})
-	before = heapInUse()
+	before = liveHeap()
 	for i := range origins {
 		if err := tr.Check(context.Background(), fmt.Sprintf("http://host%d.example/p/1/x.php", i)); !errors.Is(err, ErrDisallowed) {
 			t.Fatalf("origin %d: %v, want refused", i, err)
 		}
 	}
-	grown = heapInUse() - before
+	grown = liveHeap() - before
 	const budget = DefaultMaxRobotsBytes + DefaultCacheBytes
 	const margin = 32 << 20
 	t.Logf("%d origins of %d KiB: heap grew %d MiB (budgets %d MiB), %d origins held", origins, size>>10, grown>>20, budget>>20, tr.Stats().Origins)

@@ -247,7 +247,7 @@ func TestTruncate(t *testing.T) {
 // TestAllowedDoesNotAllocate checks the hot path.
 func TestAllowedDoesNotAllocate(t *testing.T) {
 	r := Parse([]byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/open\nDisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n"))
-	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1"} {
+	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1", "/.well-known/x", "/a/.hidden"} {
 		for _, token := range []string{"ExampleBot", "Other"} {
 			if n := testing.AllocsPerRun(100, func() { r.Allowed(path, token) }); n != 0 {
 				t.Errorf("Allowed(%q, %q) allocates %v times", path, token, n)

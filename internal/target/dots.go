@@ -21,17 +21,11 @@ func ResolveDots(requestURI string) (string, bool) {
 		// without either, the common case, there is none.
 		return "", false
 	}
-	segs := strings.Split(path[1:], "/")
-	dots := false
-	for _, s := range segs {
-		if dotSegment(s) != "" {
-			dots = true
-			break
-		}
-	}
-	if !dots {
+	if !hasDotSegment(path) {
+		// "/.well-known/" and dot files start the same way.
 		return "", false
 	}
+	segs := strings.Split(path[1:], "/")
 	out := make([]string, 0, len(segs))
 	for i, s := range segs {
 		last := i == len(segs)-1
@@ -56,6 +50,21 @@ func ResolveDots(requestURI string) (string, bool) {
 		resolved += "?" + query
 	}
 	return resolved, true
+}
+
+// hasDotSegment reports whether path, which starts with "/", has a dot
+// segment, without copying it.
+func hasDotSegment(path string) bool {
+	for rest := path[1:]; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		if dotSegment(seg) != "" {
+			return true
+		}
+		if !more {
+			return false
+		}
+		rest = after
+	}
 }
 
 // dotSegment returns "." or ".." when s is that dot segment, written with
