@@ -295,9 +295,13 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 			distinct++
 		}
 	}
+	// A large set compares two words per key instead of its head.
+	large := keep && distinct > keepKeys
 	x.order = make([]int32, len(ks))
 	x.nodes = make([]node, 0, distinct+1)
-	x.heads = make([]uint64, 0, distinct)
+	if !large {
+		x.heads = make([]uint64, 0, distinct)
+	}
 	if keep {
 		x.kept = &keptKeys{keys: make([]string, 0, distinct)}
 	}
@@ -317,13 +321,15 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		}
 		stack, keys = append(stack, int32(len(x.nodes))), append(keys, k.key)
 		x.nodes = append(x.nodes, node{start: int32(i), parent: parent})
-		x.heads = append(x.heads, wordAt(k.key, 0))
+		if !large {
+			x.heads = append(x.heads, wordAt(k.key, 0))
+		}
 		if keep {
 			x.kept.keys = append(x.kept.keys, k.key)
 		}
 	}
 	x.nodes = append(x.nodes, node{start: int32(len(ks)), parent: -1})
-	if keep && len(x.kept.keys) > keepKeys {
+	if large {
 		slash := new([257]int32)
 		for c := range 256 {
 			i, _ := slices.BinarySearch(x.kept.keys, "/"+string([]byte{byte(c)}))
@@ -333,7 +339,6 @@ func (x *index) build(s *Set, ks []keyed, keep bool) {
 		i, _ := slices.BinarySearch(x.kept.keys, "0")
 		slash[256] = int32(i)
 		x.kept.slash = slash
-		x.heads = nil
 		x.kept.words = make([]uint64, 2*len(x.kept.keys))
 		for k, key := range x.kept.keys {
 			x.kept.words[2*k], x.kept.words[2*k+1] = wordAt(key, 2), wordAt(key, 10)

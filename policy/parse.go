@@ -72,11 +72,11 @@ type parser struct {
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
 
-	groups     []group
-	agents     []string
-	rules      []Rule
-	agentStart []int // agents[agentStart[i]:] and rules[ruleStart[i]:] belong
-	ruleStart  []int // to group i and the groups after it
+	// The agents and rules of each group follow those of the groups
+	// before it; closeGroup marks where they end.
+	groups []group
+	agents []string
+	rules  []Rule
 
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
@@ -212,20 +212,22 @@ func (p *parser) finish() *Robots {
 		r.warnings = slices.Clone(r.warnings)
 	}
 	if len(p.groups) > 0 {
+		p.closeGroup()
 		r.groups = slices.Clone(p.groups)
-		for i := range r.groups {
-			aEnd, rEnd := len(p.agents), len(p.rules)
-			if i+1 < len(r.groups) {
-				aEnd, rEnd = p.agentStart[i+1], p.ruleStart[i+1]
-			}
-			r.groups[i].agentsEnd, r.groups[i].rulesEnd = uint32(aEnd), uint32(rEnd)
-		}
 	}
 	clear(p.agents)
 	clear(p.rules)
 	p.groups, p.agents, p.rules = p.groups[:0], p.agents[:0], p.rules[:0]
-	p.agentStart, p.ruleStart = p.agentStart[:0], p.ruleStart[:0]
 	return r
+}
+
+// closeGroup marks where the agents and rules of the group being built
+// end: at those read so far.
+func (p *parser) closeGroup() {
+	if p.cur >= 0 {
+		g := &p.groups[p.cur]
+		g.agentsEnd, g.rulesEnd = uint32(len(p.agents)), uint32(len(p.rules))
+	}
 }
 
 // splitLine splits a trimmed, non-empty line into its field name and value
@@ -381,9 +383,8 @@ func (p *parser) agent(n int, value string) {
 		}
 	}
 	if p.cur < 0 || p.inRules {
+		p.closeGroup()
 		p.groups = append(p.groups, group{line: int32(n), delay: -1})
-		p.agentStart = append(p.agentStart, len(p.agents))
-		p.ruleStart = append(p.ruleStart, len(p.rules))
 		p.ruleLines = append(p.ruleLines, 0)
 		p.cur = len(p.groups) - 1
 		p.inRules = false
@@ -475,14 +476,13 @@ func (p *parser) crawlDelay(n int, value string) {
 		p.warn(n, "Crawl-delay before any User-agent line; ignored")
 		return
 	}
-	secs, err := strconv.ParseFloat(value, 64)
-	if errors.Is(err, strconv.ErrRange) && secs > 0 {
-		err = nil // too large for a float: capped below like any huge delay
-	}
-	if err != nil || !decimal(value) {
+	if !decimal(value) {
 		p.warn(n, "Crawl-delay %q is not a number of seconds; ignored", value)
 		return
 	}
+	// A decimal fails to parse only when too large for a float: it then
+	// reads as +Inf, capped below like any huge delay.
+	secs, _ := strconv.ParseFloat(value, 64)
 	if secs > maxCrawlDelay {
 		// A site asking for more than the cap still asks for a long delay:
 		// keeping the cap is politer than ignoring the line.
