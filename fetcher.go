@@ -100,6 +100,10 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 		}
 		res.status = resp.StatusCode
 		res.vary = variesByUserAgent(resp.Header)
+		// What a good outcome is kept by; next reads none of it for an
+		// unreachable one.
+		res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
+		res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 		switch code := resp.StatusCode; {
 		case code >= 200 && code <= 299:
 			return f.readBody(ctx, resp, res)
@@ -107,8 +111,6 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 			discard(resp.Body)
 			res.notModified = true
 			res.outcome = Parsed
-			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
-			res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 			return res
 		case isRedirect(code) && resp.Header.Get("Location") != "":
 			where := resp.Header.Get("Location")
@@ -134,7 +136,6 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 			// RFC 9309 section 2.3.1.2: a robots.txt not reached within
 			// the redirects followed may be assumed unavailable.
 			res.outcome = Unavailable
-			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
 			return res
 		case code == http.StatusTooManyRequests || code >= 500 || code < 200:
 			// Section 2.3.1.4; 429 is treated as a server error, as
@@ -148,7 +149,6 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 			// Other 4xx (section 2.3.1.3), and a 3xx that names no
 			// location to follow.
 			res.outcome = Unavailable
-			res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
 			discard(resp.Body)
 			return res
 		}
@@ -210,14 +210,12 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, res fetchRe
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
 	defer resp.Body.Close()
-	res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
 	body, truncated, err := readLimited(resp.Body, resp.Header.Get("Content-Encoding"), f.maxSize)
 	if err != nil {
 		res.outcome, res.err = Unreachable, f.fetchError(ctx, fmt.Errorf("reading %s: %w", res.url, err))
 		return res
 	}
 	res.outcome, res.body, res.size, res.truncated = Parsed, body, int64(len(body)), truncated
-	res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	return res
 }
 

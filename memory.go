@@ -29,16 +29,8 @@ func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
 	}
 	switch {
 	case maxBytes > 0:
-		// Each entry weighs at least maxBytes/maxEntries, so that the one
-		// weight bound otter keeps bounds the count too.
-		floor := int64(1)
-		if maxEntries > 0 {
-			floor = max(maxBytes/int64(maxEntries), 1)
-		}
 		opts.MaximumWeight = uint64(maxBytes)
-		opts.Weigher = func(k string, v []byte) uint32 {
-			return uint32(min(max(entrySize(k, v), floor), math.MaxUint32))
-		}
+		opts.Weigher = countingWeigher(maxBytes, maxEntries, entrySize)
 	case maxEntries > 0:
 		opts.MaximumSize = maxEntries
 	}
@@ -47,6 +39,20 @@ func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
 }
 
 func entrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
+
+// countingWeigher returns an otter weigher of size that also bounds the
+// count: otter bounds entries by count or by weight, not by both, so each
+// entry weighs at least maxBytes/maxEntries (no floor for maxEntries of
+// zero or less).
+func countingWeigher[K comparable, V any](maxBytes int64, maxEntries int, size func(K, V) int64) func(K, V) uint32 {
+	floor := int64(1)
+	if maxEntries > 0 {
+		floor = max(maxBytes/int64(maxEntries), 1)
+	}
+	return func(k K, v V) uint32 {
+		return uint32(min(max(size(k, v), floor), math.MaxUint32))
+	}
+}
 
 // Get returns the value stored under key and whether there is one.
 func (c *MemoryCache) Get(key string) ([]byte, bool) {

@@ -2,7 +2,6 @@ package robots
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/maypok86/otter/v2"
@@ -22,21 +21,17 @@ type originTable struct {
 }
 
 // init makes a table of at most maxOrigins origins weighing at most
-// maxBytes, whose states r refreshes. Each origin weighs at least
-// maxBytes/maxOrigins, so that one weight bound keeps both: otter bounds
-// entries by count or by weight, not by both.
+// maxBytes, whose states r refreshes.
 func (tb *originTable) init(maxOrigins int, maxBytes int64, r *refresher, now func() time.Time) {
 	tb.refresher, tb.now = r, now
-	floor := uint64(max(maxBytes/int64(maxOrigins), 1))
 	tb.cache = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(maxBytes),
-		Weigher: func(_ originID, o *origin) uint32 {
-			w := uint64(stateOverhead)
+		Weigher: countingWeigher(maxBytes, maxOrigins, func(_ originID, o *origin) int64 {
 			if st := o.current(); st != nil {
-				w = uint64(st.weight())
+				return st.weight()
 			}
-			return uint32(min(max(w, floor), math.MaxUint32))
-		},
+			return stateOverhead
+		}),
 	})
 }
 

@@ -204,36 +204,36 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 // left for the request itself, fails at once, holding no slot, with an
 // error that matches context.DeadlineExceeded. Deadlines are real time;
 // only the distance to them is compared with the injected clock's.
-// mayHaveWaited is false only when there was nothing to wait for, so the
-// caller's now still holds.
-func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) (mayHaveWaited bool, err error) {
+// waited is false when the request may go at once, so that the caller's
+// now still holds.
+func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time) (waited bool, err error) {
 	s := p.scheduleOf(o)
 	if delay <= 0 && !s.paused().After(now) {
 		// Nothing to space requests by: no slot to take, no lock.
 		return false, nil
 	}
 	if p.slots != nil {
-		if handled, err := p.waitShared(ctx, s, delay, now); handled {
-			return true, err
+		if handled, waited, err := p.waitShared(ctx, s, delay, now); handled {
+			return waited, err
 		}
 	}
-	return true, p.waitLocal(ctx, s, delay, now)
+	return p.waitLocal(ctx, s, delay, now)
 }
 
 // waitLocal is wait on the transport's own schedule.
-func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration, now time.Time) error {
+func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (waited bool, err error) {
 	start := now
 	s.mu.Lock()
 	at := s.slot(delay, now)
 	if len(s.queue) == 0 && !at.After(now) {
 		s.last, s.delay = now, delay
 		s.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	// Behind every request already waiting, each a delay apart.
 	if err := fits(ctx, s.key, at.Sub(now)+time.Duration(len(s.queue))*delay); err != nil {
 		s.mu.Unlock()
-		return err
+		return true, err
 	}
 	w := &waiter{delay: delay, turn: make(chan struct{})}
 	s.queue = append(s.queue, w)
@@ -245,7 +245,7 @@ func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration,
 		case <-ctx.Done():
 			s.leave(w)
 			p.waitedSince(start)
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 	}
 	for {
@@ -257,7 +257,7 @@ func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration,
 			s.leaveLocked(w)
 			s.mu.Unlock()
 			p.waitedSince(start)
-			return nil
+			return true, nil
 		}
 		s.mu.Unlock()
 		// A pause may have come since the request joined the queue.
@@ -268,7 +268,7 @@ func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration,
 		if err != nil {
 			s.leave(w)
 			p.waitedSince(start)
-			return err
+			return true, err
 		}
 	}
 }
@@ -316,8 +316,9 @@ func fits(ctx context.Context, key string, d time.Duration) error {
 }
 
 // waitShared is wait on the store's slot reservation. handled is false
-// when the store failed and the request is to be paced locally.
-func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (handled bool, err error) {
+// when the store failed and the request is to be paced locally; waited is
+// as for wait.
+func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (handled, waited bool, err error) {
 	from := now
 	if pause := s.paused(); pause.After(from) {
 		from = pause
@@ -330,14 +331,14 @@ func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration
 	at, reserved, err := p.slots.ReserveSlot(ctx, s.key, from, delay, limit)
 	if err != nil {
 		p.logger.Warn("robots: store cannot reserve a slot; pacing locally", "origin", s.key, "error", err)
-		return false, nil
+		return false, false, nil
 	}
 	d := at.Sub(now)
 	if !reserved {
-		return true, fits(ctx, s.key, d)
+		return true, false, fits(ctx, s.key, d)
 	}
 	if d <= 0 {
-		return true, nil
+		return true, false, nil
 	}
 	if err := p.sleep(ctx, d); err != nil {
 		// The slot is only wasted if it cannot be given back.
@@ -345,10 +346,10 @@ func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration
 			p.logger.Warn("robots: store cannot give a slot back", "origin", s.key, "error", cerr)
 		}
 		p.waitedSince(now)
-		return true, err
+		return true, true, err
 	}
 	p.waited.Add(int64(d))
-	return true, nil
+	return true, true, nil
 }
 
 // pause stops requests to o for as long as a 429 or 503 response's

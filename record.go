@@ -214,9 +214,9 @@ type state struct {
 // newState parses rec, reusing the parse of earlier for the same body,
 // which is what a revalidated robots.txt usually has.
 func newState(rec record, err error, earlier *state) *state {
-	st := &state{rec: rec, err: err}
-	if k := rec.kept(); k != nil {
-		st.robots = parseLike(k.Body, earlier)
+	st := unparsedState(rec, err, earlier)
+	if k := rec.kept(); k != nil && st.robots == nil {
+		st.robots = policy.Parse(k.Body)
 	}
 	if rec.Outcome == Unreachable && err == nil && rec.Err != "" {
 		st.err = errors.New(rec.Err)
@@ -224,33 +224,17 @@ func newState(rec record, err error, earlier *state) *state {
 	return st
 }
 
-// recoveredState is newState for a renewal that panicked: it parses
-// nothing, since the panic may have come from the parser on this very
-// body, and keeps only earlier's parse of the same body. Without one, the
-// copy counts as none, as when the robots.txt was never reached.
-func recoveredState(rec record, err error, earlier *state) *state {
+// unparsedState is the state of rec holding earlier's parse of the same
+// body, and no parse of its own: what a renewal that panicked falls back
+// to, since the panic may have come from the parser on this very body.
+// Without earlier's parse the copy counts as none, as when the robots.txt
+// was never reached.
+func unparsedState(rec record, err error, earlier *state) *state {
 	st := &state{rec: rec, err: err}
-	if k := rec.kept(); k != nil {
-		st.robots = parsedBefore(k.Body, earlier)
+	if k := rec.kept(); k != nil && earlier != nil && earlier.robots != nil && bytes.Equal(earlier.rec.kept().Body, k.Body) {
+		st.robots = earlier.robots
 	}
 	return st
-}
-
-// parseLike parses body, or returns the parse of earlier with the same
-// body.
-func parseLike(body []byte, earlier *state) *policy.Robots {
-	if r := parsedBefore(body, earlier); r != nil {
-		return r
-	}
-	return policy.Parse(body)
-}
-
-// parsedBefore returns earlier's parse when it is of body, else nil.
-func parsedBefore(body []byte, earlier *state) *policy.Robots {
-	if earlier != nil && earlier.robots != nil && bytes.Equal(earlier.rec.kept().Body, body) {
-		return earlier.robots
-	}
-	return nil
 }
 
 // rules returns what decides requests at now: the rules in force (nil when

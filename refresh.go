@@ -33,7 +33,7 @@ func newRefresher(c *config, cache httpcache.Cache, base http.RoundTripper, now 
 		store: newStore(cache, c.userAgent, c.logger, c.fetchTimeout, now, sleep),
 		fetcher: &fetcher{
 			base: base, userAgent: c.userAgent, maxRedirects: c.maxRedirects, maxSize: c.maxSize,
-			timeout: c.fetchTimeout, now: c.now, logger: c.logger,
+			timeout: c.fetchTimeout, now: now, logger: c.logger,
 		},
 		fresh:  freshness{freshness: c.freshness, minFreshness: c.minFreshness, minBackoff: c.minBackoff, maxBackoff: c.maxBackoff},
 		now:    now,
@@ -68,7 +68,7 @@ func (r *refresher) renewed(ctx context.Context, originKey string, prev *state) 
 			r.logger.Error("robots: panic refreshing robots.txt", "origin", originKey, "panic", p, "stack", string(debug.Stack()))
 			res = unreachable("", fmt.Errorf("robots: panic: %v", p))
 			rec := next(base, res, r.now(), r.fresh)
-			st, fetched = recoveredState(rec, res.err, prev), false
+			st, fetched = unparsedState(rec, res.err, prev), false
 		}
 	}()
 	now := r.now()

@@ -281,7 +281,7 @@ func TestRefreshPanicRecovered(t *testing.T) {
 		t.Errorf("the good copy was parsed again; want the earlier parse of the same body")
 	}
 
-	other := recoveredState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev)
+	other := unparsedState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev)
 	if other.robots != nil {
 		t.Errorf("a body the earlier state did not parse was parsed after a panic")
 	}
