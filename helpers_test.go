@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crawlkit/robots/internal/fakeclock"
 )
@@ -150,4 +151,10 @@ func (l *robotsLog) fetched() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.urls...)
+}
+
+// freshRecord is a record of privateRobots fetched at now and fresh for an
+// hour, as another process would store it.
+func freshRecord(now time.Time) record {
+	return record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: now, Expires: now.Add(time.Hour)}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gregjones/httpcache"
 
@@ -173,7 +172,7 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 		s := newSite(t, serve(200, privateRobots))
 		store := newStore()
 		key, _ := originOfString(s.URL)
-		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: newClock().Now(), Expires: newClock().Now().Add(time.Hour)}.encode()
+		good := freshRecord(newClock().Now()).encode()
 		junk := []string{"{", recordMagic + `{"outcome":9}` + "\n", recordMagic + `{"outcome":1,"good":{"outcome":1}}` + "\n",
 			// A record cut short by a broken store.
 			string(good[:len(good)-5]),

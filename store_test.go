@@ -122,7 +122,7 @@ func TestFleetLease(t *testing.T) {
 			}
 			if gets++; gets == 3 {
 				// The other process stores its fetch and lets go.
-				rec := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now(), Expires: c.Now().Add(time.Hour)}
+				rec := freshRecord(c.Now())
 				store.Set(key, rec.encode())
 				store.Unlease(context.Background(), key, "another process")
 			}
@@ -158,7 +158,7 @@ func TestFleetLease(t *testing.T) {
 		store.onLease = func(k string) {
 			// The previous holder saves and lets go between this
 			// transport's load and its lease.
-			rec := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now(), Expires: c.Now().Add(time.Hour)}
+			rec := freshRecord(c.Now())
 			store.Set(k, rec.encode())
 		}
 		tr := newTestTransport(t, c, Options{Cache: store})

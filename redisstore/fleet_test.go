@@ -65,6 +65,15 @@ func newSite(t *testing.T) *site {
 	return s
 }
 
+// newSites returns n sites.
+func newSites(t *testing.T, n int) []*site {
+	sites := make([]*site, n)
+	for i := range sites {
+		sites[i] = newSite(t)
+	}
+	return sites
+}
+
 func (s *site) pages() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,9 +83,8 @@ func (s *site) pages() []time.Time {
 // member is one transport of a fleet, as a separate process would have it:
 // its own Redis client and Store, its own connections.
 type member struct {
-	transport *robots.Transport
-	store     *redisstore.Store
-	client    *http.Client
+	store  *redisstore.Store
+	client *http.Client
 }
 
 // healthyTimeout is the store Timeout of tests in which Redis does not
@@ -100,8 +108,7 @@ func newMemberLogging(t testing.TB, addr string, opts robots.Options, sopts redi
 	if slots != nil {
 		opts.Cache = loggingStore{Store: m.store, log: slots}
 	}
-	m.transport = robots.NewTransport(base, opts)
-	m.client = &http.Client{Transport: m.transport}
+	m.client = &http.Client{Transport: robots.NewTransport(base, opts)}
 	return m
 }
 
@@ -129,7 +136,7 @@ func (m *member) get(ctx context.Context, url string) string {
 
 // want is the decision siteRobots makes on path.
 func want(path string) string {
-	if len(path) >= 8 && path[:8] == "/private" {
+	if strings.HasPrefix(path, "/private") {
 		return "refused"
 	}
 	return "sent"
@@ -161,10 +168,7 @@ func crawl(t *testing.T, members []*member, sites []*site, n int) {
 // to 20 cold origins make exactly one robots.txt request per origin.
 func TestFleetFetchesOncePerOrigin(t *testing.T) {
 	srv := redistest.Start(t)
-	sites := make([]*site, 20)
-	for i := range sites {
-		sites[i] = newSite(t)
-	}
+	sites := newSites(t, 20)
 	members := make([]*member, 8)
 	for i := range members {
 		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1}, redisstore.Options{Timeout: healthyTimeout})
@@ -257,10 +261,7 @@ func TestFleetLeaseholderReplaced(t *testing.T) {
 // once redis-server is back the fleet shares again.
 func TestFleetRedisStops(t *testing.T) {
 	srv := redistest.Start(t)
-	sites := make([]*site, 10)
-	for i := range sites {
-		sites[i] = newSite(t)
-	}
+	sites := newSites(t, 10)
 	members := make([]*member, 4)
 	for i := range members {
 		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1},
@@ -325,11 +326,10 @@ const (
 // origins at once: each origin's robots.txt is requested once.
 func TestFleetProcesses(t *testing.T) {
 	srv := redistest.Start(t)
-	sites := make([]*site, 10)
+	sites := newSites(t, 10)
 	urls := make([]string, len(sites))
-	for i := range sites {
-		sites[i] = newSite(t)
-		urls[i] = sites[i].srv.URL
+	for i, s := range sites {
+		urls[i] = s.srv.URL
 	}
 	const workers = 4
 	var wg sync.WaitGroup

@@ -128,11 +128,7 @@ func (s *Store) Get(key string) ([]byte, bool) {
 		}
 		return v, err
 	})
-	found := val != nil
-	if err != nil {
-		return nil, false
-	}
-	return val, found
+	return val, err == nil && val != nil
 }
 
 // Set stores val under key for Options.TTL. When Redis fails the value is
@@ -157,11 +153,9 @@ const recordPrefix = "robots-record "
 
 // recordKey is the Redis key of a cache key; leaseKey of the lease on
 // fetching it; slotKey of the pace of an origin.
-func (s *Store) recordKey(key string) string { return s.keyFor(key, "record", "entry") }
-func (s *Store) leaseKey(key string) string  { return s.keyFor(key, "lease", "lease-entry") }
-func (s *Store) slotKey(origin string) string {
-	return s.prefix + "rs1:{" + origin + "}:slot"
-}
+func (s *Store) recordKey(key string) string  { return s.keyFor(key, "record", "entry") }
+func (s *Store) leaseKey(key string) string   { return s.keyFor(key, "lease", "lease-entry") }
+func (s *Store) slotKey(origin string) string { return s.key(origin, "slot") }
 
 // keyFor puts the origin of a transport key in the hash tag, so that its
 // record, lease and slot share a Cluster slot. A key not in the
@@ -170,15 +164,18 @@ func (s *Store) slotKey(origin string) string {
 func (s *Store) keyFor(key, kind, other string) string {
 	rest, ok := strings.CutPrefix(key, recordPrefix)
 	if !ok {
-		return s.prefix + "rs1:{" + key + "}:" + other
+		return s.key(key, other)
 	}
 	origin, variant, hasVariant := strings.Cut(rest, " ")
-	k := s.prefix + "rs1:{" + origin + "}:" + kind
+	k := s.key(origin, kind)
 	if hasVariant {
 		k += " " + variant
 	}
 	return k
 }
+
+// key is the Redis key of kind for tag, which is its hash tag.
+func (s *Store) key(tag, kind string) string { return s.prefix + "rs1:{" + tag + "}:" + kind }
 
 func positiveOr(d, def time.Duration) time.Duration {
 	if d <= 0 {
