@@ -34,18 +34,30 @@ func newServer(t *testing.T, opts Options) *httptest.Server {
 // answer.
 func post(t *testing.T, srv *httptest.Server, path, body string, out any) int {
 	t.Helper()
-	resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp := do(t, srv, req, out)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type = %q, want JSON", ct)
+	}
+	return resp.StatusCode
+}
+
+// do sends req to srv and decodes its JSON answer into out.
+func do(t *testing.T, srv *httptest.Server, req *http.Request, out any) *http.Response {
+	t.Helper()
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("Content-Type = %q, want JSON", ct)
-	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("decoding the answer: %v", err)
 	}
-	return resp.StatusCode
+	return resp
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -189,15 +201,8 @@ func TestBadInput(t *testing.T) {
 			if tt.contentType != "" {
 				req.Header.Set("Content-Type", tt.contentType)
 			}
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
 			var got errorResponse
-			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-				t.Fatalf("decoding the answer: %v", err)
-			}
+			resp := do(t, srv, req, &got)
 			if resp.StatusCode != tt.status || !strings.Contains(got.Error, tt.want) {
 				t.Errorf("got %d %q, want %d with %q", resp.StatusCode, got.Error, tt.status, tt.want)
 			}
@@ -250,15 +255,8 @@ func TestHostGuard(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Host = tt.host
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
 			var got errorResponse
-			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-				t.Fatalf("decoding the answer: %v", err)
-			}
+			resp := do(t, srv, req, &got)
 			if resp.StatusCode != tt.status || tt.status == 403 && !strings.Contains(got.Error, "DNS rebinding") {
 				t.Errorf("Host %q: %d %q, want %d", tt.host, resp.StatusCode, got.Error, tt.status)
 			}
