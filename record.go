@@ -9,35 +9,6 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// Outcome is what fetching an origin's robots.txt came to, and so how its
-// requests are decided (RFC 9309 section 2.3.1).
-type Outcome int
-
-const (
-	// Parsed: the robots.txt was fetched (2xx) and its rules decide.
-	Parsed Outcome = iota + 1
-	// Unavailable: the server answered 4xx (except 429), or redirected
-	// too often; every request is allowed.
-	Unavailable
-	// Unreachable: 429, 5xx, a timeout, a network error or a broken body;
-	// every request is refused until a later fetch succeeds, and after
-	// Options.FallbackAfter the last good copy is used.
-	Unreachable
-)
-
-// String returns "parsed", "unavailable" or "unreachable".
-func (o Outcome) String() string {
-	switch o {
-	case Parsed:
-		return "parsed"
-	case Unavailable:
-		return "unavailable"
-	case Unreachable:
-		return "unreachable"
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
-
 // record is one origin's robots state as it is stored: what the last fetch
 // came to, the validators to revalidate it with, and, while unreachable,
 // the outage clock and the last good copy. It and the functions over it
@@ -69,6 +40,35 @@ type record struct {
 	// whose bodies follow it raw.
 	BodyLen int    `json:"bodyLen,omitempty"`
 	Body    []byte `json:"-"` // when Parsed: the file as parsed, cut to the size limit
+}
+
+// Outcome is what fetching an origin's robots.txt came to, and so how its
+// requests are decided (RFC 9309 section 2.3.1).
+type Outcome int
+
+const (
+	// Parsed: the robots.txt was fetched (2xx) and its rules decide.
+	Parsed Outcome = iota + 1
+	// Unavailable: the server answered 4xx (except 429), or redirected
+	// too often; every request is allowed.
+	Unavailable
+	// Unreachable: 429, 5xx, a timeout, a network error or a broken body;
+	// every request is refused until a later fetch succeeds, and after
+	// Options.FallbackAfter the last good copy is used.
+	Unreachable
+)
+
+// String returns "parsed", "unavailable" or "unreachable".
+func (o Outcome) String() string {
+	switch o {
+	case Parsed:
+		return "parsed"
+	case Unavailable:
+		return "unavailable"
+	case Unreachable:
+		return "unreachable"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
 // fetchResult is what one fetch of an origin's robots.txt came to, as the
