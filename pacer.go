@@ -62,25 +62,6 @@ type waiter struct {
 	turn chan struct{}
 }
 
-// SlotReserver is an optional capability of Options.Cache: one pace per
-// origin across every process sharing the store. When Options.Cache
-// implements it, each paced request reserves its send time there; an
-// error from any method counts as the store being unavailable for that
-// request, which is then paced by the transport alone.
-type SlotReserver interface {
-	// ReserveSlot reserves the earliest send time for key that is >= now,
-	// >= the last reserved slot + interval, and >= any pause. If that time
-	// is after limit (limit zero: no limit) nothing is reserved and ok is
-	// false (at still says when it would be).
-	ReserveSlot(ctx context.Context, key string, now time.Time, interval time.Duration, limit time.Time) (at time.Time, ok bool, err error)
-	// CancelSlot gives back the slot at (reserved with interval) if it is
-	// still the last one.
-	CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error
-	// Pause holds every later slot of key until at least until
-	// (Retry-After).
-	Pause(ctx context.Context, key string, until time.Time) error
-}
-
 // init readies p to hold the schedules of c.maxOrigins origins, four
 // times over, and to reserve slots in store when it is a SlotReserver.
 func (p *pacer) init(c *config, store any, now func() time.Time, sleep func(context.Context, time.Duration) error, waited *atomic.Int64) {

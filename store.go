@@ -43,27 +43,6 @@ type store struct {
 	sleep        func(context.Context, time.Duration) error
 }
 
-// Leaser is an optional capability of an Options.Cache shared by several
-// processes: a fleet-wide lease on fetching one origin's robots.txt, so
-// that the fleet fetches it once. The key is the origin's record key.
-type Leaser interface {
-	// Lease takes the fetch lease on key for ttl if no one holds it. It
-	// reports whether the caller now holds it. token identifies the
-	// holder (random per transport).
-	Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	// Unlease gives the lease up if token still holds it.
-	Unlease(ctx context.Context, key, token string) error
-}
-
-// Swapper is an optional capability of an Options.Cache shared by several
-// writers: compare-and-swap of one record, so that concurrent writers
-// merge their records instead of overwriting each other's.
-type Swapper interface {
-	// Swap stores new under key only if the stored value equals old (old
-	// nil: only if absent). It reports whether it stored.
-	Swap(ctx context.Context, key string, old, new []byte) (bool, error)
-}
-
 // swapTries is how many times a save re-reads and merges when another
 // writer swapped the record first.
 const swapTries = 4
