@@ -28,7 +28,7 @@ func TestEmptyRules(t *testing.T) {
 			r := Parse([]byte(tt.file))
 			got := map[int]string{}
 			for _, w := range r.Warnings() {
-				if !w.Note {
+				if w.Severity != SeverityNote {
 					t.Errorf("warning %s, want none", w)
 				}
 				got[w.Line] = w.String()

@@ -251,8 +251,22 @@ func splitLine(text string) (key, value string, ok bool) {
 	return text[:sp], value, false
 }
 
+// warn records a warning on line; note and fault record the other two
+// severities.
 func (p *parser) warn(line int, format string, args ...any) {
-	p.r.warnings = append(p.r.warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...)})
+	p.report(line, SeverityWarning, format, args...)
+}
+
+func (p *parser) note(line int, format string, args ...any) {
+	p.report(line, SeverityNote, format, args...)
+}
+
+func (p *parser) fault(line int, format string, args ...any) {
+	p.report(line, SeverityError, format, args...)
+}
+
+func (p *parser) report(line int, sev Severity, format string, args ...any) {
+	p.r.warnings = append(p.r.warnings, Warning{Line: line, Message: fmt.Sprintf(format, args...), Severity: sev})
 }
 
 // trim removes ASCII spaces and tabs, the only white space RFC 9309
@@ -461,11 +475,9 @@ func (p *parser) noteEmpties() {
 	for _, e := range p.empties {
 		switch {
 		case e.allow:
-			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
-				Message: "empty Allow matches nothing; it has no effect"})
+			p.note(e.line, "empty Allow matches nothing; it has no effect")
 		case p.ruleLines[e.group] > 1:
-			p.r.warnings = append(p.r.warnings, Warning{Line: e.line, Note: true,
-				Message: "empty Disallow disallows nothing; the group's other rules decide"})
+			p.note(e.line, "empty Disallow disallows nothing; the group's other rules decide")
 		}
 	}
 	slices.SortStableFunc(p.r.warnings, func(a, b Warning) int { return cmp.Compare(a.Line, b.Line) })

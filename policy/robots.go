@@ -81,24 +81,49 @@ func (r Rule) Directive() string {
 	return "Disallow: " + r.Pattern
 }
 
-// Warning is a problem on one line of a robots.txt file. Warned lines are
-// ignored or read leniently; they never make Parse fail.
+// Warning is a finding on one line of a robots.txt file, of one of three
+// severities. Warned lines are ignored or read leniently; they never make
+// Parse fail.
 type Warning struct {
-	Line    int
-	Message string
-	// Note reports whether the line is valid but has no effect, such as
-	// an empty Disallow beside other rules: worth knowing, not a mistake
-	// to fix.
-	Note bool
+	Line     int
+	Message  string
+	Severity Severity
 }
 
-// String formats the warning as "line N: message", a note as
-// "line N: note: message".
-func (w Warning) String() string {
-	if w.Note {
-		return fmt.Sprintf("line %d: note: %s", w.Line, w.Message)
+// Severity says how much a Warning matters to the file's author. The zero
+// value is SeverityWarning.
+type Severity int
+
+const (
+	// SeverityWarning marks input that is ignored or read leniently, which
+	// a crawler may read differently.
+	SeverityWarning Severity = iota
+	// SeverityError marks a line that cannot be what its author meant,
+	// such as a rule before any group.
+	SeverityError
+	// SeverityNote marks a valid line worth knowing about, such as an
+	// empty Disallow beside other rules: not a mistake to fix.
+	SeverityNote
+)
+
+// String returns "warning", "error" or "note".
+func (s Severity) String() string {
+	switch s {
+	case SeverityError:
+		return "error"
+	case SeverityNote:
+		return "note"
 	}
-	return fmt.Sprintf("line %d: %s", w.Line, w.Message)
+	return "warning"
+}
+
+// String formats the warning as "line N: message", an error as
+// "line N: error: message" and a note as "line N: note: message".
+func (w Warning) String() string {
+	if w.Severity == SeverityWarning {
+		return fmt.Sprintf("line %d: %s", w.Line, w.Message)
+	}
+	return fmt.Sprintf("line %d: %s: %s", w.Line, w.Severity, w.Message)
 }
 
 // Allowed reports whether a crawler presenting tokens may request

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/crawlkit/robots/internal/report"
+	"github.com/crawlkit/robots/policy"
 )
 
 const lintSynopsis = "usage: robotstxt lint [-json] FILE...\n"
@@ -47,9 +48,9 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		ws := report.Warnings(f.robots)
 		if f.cutLine > 0 {
-			ws = append(ws, report.Warning{Line: f.cutLine, Message: cutMessage})
+			ws = append(ws, report.Warning{Line: f.cutLine, Message: cutMessage, Severity: policy.SeverityWarning.String()})
 		}
-		if status == 0 && slices.ContainsFunc(ws, func(w report.Warning) bool { return !w.Note }) {
+		if status == 0 && slices.ContainsFunc(ws, func(w report.Warning) bool { return !w.IsNote() }) {
 			status = 1
 		}
 		results = append(results, lintResult{File: f.name, Warnings: ws})
@@ -69,7 +70,7 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // notePrefix is "note: " for a note, "" for a warning.
 func notePrefix(w report.Warning) string {
-	if w.Note {
+	if w.IsNote() {
 		return "note: "
 	}
 	return ""

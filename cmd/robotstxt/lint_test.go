@@ -24,7 +24,7 @@ func lintLines(t *testing.T, name string, data []byte) string {
 	var b strings.Builder
 	for _, w := range policy.Parse(data).Warnings() {
 		note := ""
-		if w.Note {
+		if w.Severity == policy.SeverityNote {
 			note = "note: "
 		}
 		fmt.Fprintf(&b, "%s:%d: %s%s\n", name, w.Line, note, w.Message)

@@ -100,7 +100,7 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 		}
 		shown[wn] = true
 		kind := "warning"
-		if wn.Note {
+		if wn.IsNote() {
 			kind = "note"
 		}
 		fmt.Fprintf(w, "  %s: line %d: %s\n", kind, wn.Line, wn.Message)

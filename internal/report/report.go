@@ -23,13 +23,17 @@ type Group struct {
 	EndLine int      `json:"endLine"`
 }
 
-// Warning is a lint warning on one line, or a note when Note is set: a
-// valid line with no effect, which fails no check.
+// Warning is a lint finding on one line, with its severity: "error",
+// "warning" or "note" (policy.Severity).
 type Warning struct {
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-	Note    bool   `json:"note,omitempty"`
+	Line     int    `json:"line"`
+	Message  string `json:"message"`
+	Severity string `json:"severity"`
 }
+
+// IsNote reports whether w is a note: a valid line worth knowing about,
+// which fails no check.
+func (w Warning) IsNote() bool { return w.Severity == policy.SeverityNote.String() }
 
 // Decision is the outcome for one URL.
 type Decision struct {
@@ -79,7 +83,7 @@ func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 	}
 	for _, w := range r.Warnings() {
 		if involved(w.Line) {
-			out.Warnings = append(out.Warnings, Warning(w))
+			out.Warnings = append(out.Warnings, warningOf(w))
 		}
 	}
 	return out
@@ -101,9 +105,13 @@ func groupOf(g policy.Group) Group {
 func Warnings(r *policy.Robots) []Warning {
 	out := make([]Warning, 0, len(r.Warnings()))
 	for _, w := range r.Warnings() {
-		out = append(out, Warning(w))
+		out = append(out, warningOf(w))
 	}
 	return out
+}
+
+func warningOf(w policy.Warning) Warning {
+	return Warning{Line: w.Line, Message: w.Message, Severity: w.Severity.String()}
 }
 
 // Groups returns every group of r.

@@ -176,8 +176,8 @@ function drawFile(lines, d) {
     }
     // A note marks a valid line without effect: shown, but not as a fault.
     for (const w of warnings.get(n) || []) {
-      line.classList.add(w.note ? "noted" : "warned");
-      line.append(el("div", { class: w.note ? "note" : "warning", text: (w.note ? "ℹ note: " : "⚠ ") + w.message }));
+      line.classList.add(w.severity === "note" ? "noted" : "warned");
+      line.append(el("div", { class: w.severity === "note" ? "note" : "warning", text: (w.severity === "note" ? "ℹ note: " : "⚠ ") + w.message }));
     }
     box.append(line);
     if (box !== root && n >= end) box = root;
@@ -185,7 +185,7 @@ function drawFile(lines, d) {
   file.replaceChildren(root);
   let summary = `${lines.length} line${lines.length === 1 ? "" : "s"}`;
   if (d) {
-    const notes = d.warnings.filter((w) => w.note).length, warned = d.warnings.length - notes;
+    const notes = d.warnings.filter((w) => w.severity === "note").length, warned = d.warnings.length - notes;
     summary += `, ${d.groups.length} group${d.groups.length === 1 ? "" : "s"}, ` +
       `${warned} warning${warned === 1 ? "" : "s"}`;
     if (notes) summary += `, ${notes} note${notes === 1 ? "" : "s"}`;
@@ -226,8 +226,8 @@ function drawDecisions(d) {
     // Only the deciding line's warnings: the file shows the others by
     // their lines.
     for (const w of (dec.warnings || []).filter((w) => dec.rule && w.line === dec.rule.line)) {
-      item.append(el("div", { class: w.note ? "note" : "warning",
-        text: `${w.note ? "ℹ note:" : "⚠"} line ${w.line}: ${w.message}` }));
+      item.append(el("div", { class: w.severity === "note" ? "note" : "warning",
+        text: `${w.severity === "note" ? "ℹ note:" : "⚠"} line ${w.line}: ${w.message}` }));
     }
     return item;
   }));
