@@ -63,13 +63,14 @@ func ExampleRobots_CrawlDelay() {
 }
 
 func ExampleRobots_Warnings() {
-	r := policy.Parse([]byte("User-agent: *\nDisalow: /x\nDisallow: /a b\n"))
+	r := policy.Parse([]byte("User-agent: ExampleBot/1.0\nDisalow: /x\nDisallow: /a b\n"))
 	for _, w := range r.Warnings() {
 		fmt.Println(w)
 	}
 	// Output:
+	// line 1: note: User-agent "ExampleBot/1.0" read as its product token "ExampleBot"
 	// line 2: "Disalow" read as "disallow"
-	// line 3: Disallow pattern "/a b" contains a space; ignored
+	// line 3: error: Disallow pattern "/a b" contains a space; ignored: write "/a%20b"
 }
 
 func ExampleProductToken() {

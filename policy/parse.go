@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -71,6 +70,8 @@ type parser struct {
 	r       *Robots
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
+	// typoAgent is the line of the last misspelt User-agent, or 0.
+	typoAgent int
 
 	// The agents and rules of each group follow those of the groups
 	// before it; closeGroup marks where they end.
@@ -111,6 +112,7 @@ func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
 	p.ruleLines, p.empties = p.ruleLines[:0], p.empties[:0]
+	p.typoAgent = 0
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	whole := len(data) <= maxParse
 	if !whole {
@@ -340,7 +342,7 @@ func (p *parser) line(n int, text string) {
 	case !known && exact:
 		p.warn(n, "%s is not part of RFC 9309; ignored", key)
 	case !known:
-		p.warn(n, "unknown field %q; ignored", key)
+		p.unknownField(n, key, value)
 	case !exact:
 		p.warn(n, "%q read as %q", key, field)
 	}
@@ -368,7 +370,7 @@ func (p *parser) field(n int, field string, value string) {
 			p.warn(n, "empty Sitemap; ignored")
 			return
 		}
-		p.r.sitemaps = append(p.r.sitemaps, value)
+		p.sitemap(n, value)
 	case "crawl-delay":
 		p.crawlDelay(n, value)
 	}
@@ -393,7 +395,9 @@ func (p *parser) agent(n int, value string) {
 			token = value
 			p.warn(n, "User-agent %q has no product token; its group applies to no crawler", value)
 		case token != value:
-			p.warn(n, "User-agent %q read as its product token %q", value, token)
+			// Every major crawler reads a User-agent line by its product
+			// token (RFC 9309 section 2.2.1): worth knowing, not fixing.
+			p.note(n, "User-agent %q read as its product token %q", value, token)
 		}
 	}
 	if p.cur < 0 || p.inRules {
@@ -412,7 +416,7 @@ func (p *parser) rule(n int, allow bool, value string) {
 		kind = "Allow"
 	}
 	if p.cur < 0 {
-		p.warn(n, "%s before any User-agent line; ignored", kind)
+		p.stray(n, kind)
 		return
 	}
 	p.inRules = true
@@ -425,16 +429,7 @@ func (p *parser) rule(n int, allow bool, value string) {
 	// index, when a crawler first consults the group, and most groups name
 	// other crawlers.
 	if _, err := match.Compile(value); err != nil {
-		var why string
-		switch {
-		case errors.Is(err, match.ErrInvalidEscape):
-			why = "has a % not followed by two hex digits"
-		case errors.Is(err, match.ErrSpace):
-			why = "contains a space"
-		default:
-			why = `starts with neither "/" nor "*"`
-		}
-		p.warn(n, "%s pattern %q %s; ignored", kind, value, why)
+		p.badPattern(n, kind, value, err)
 		return
 	}
 	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})

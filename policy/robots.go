@@ -90,19 +90,31 @@ type Warning struct {
 	Severity Severity
 }
 
-// Severity says how much a Warning matters to the file's author. The zero
-// value is SeverityWarning.
+// Severity says how much a Warning matters to the file's author: an error
+// is a mistake to fix, a warning is worth a look, a note is for
+// information. A lint that gates a deploy fails on errors and warnings,
+// or on errors alone, never on notes. The zero value is SeverityWarning.
 type Severity int
 
 const (
-	// SeverityWarning marks input that is ignored or read leniently, which
-	// a crawler may read differently.
+	// SeverityWarning marks input that is ignored or read leniently and
+	// that a crawler may read differently: a misspelling read as meant
+	// ("Dissalow"), a line without a colon read as "field: value", a field
+	// RFC 9309 does not define ("Noindex", "Host"), an unknown field not
+	// close to a known one, a Crawl-delay that is not a number, a
+	// relative Sitemap, a User-agent that names no crawler.
 	SeverityWarning Severity = iota
-	// SeverityError marks a line that cannot be what its author meant,
-	// such as a rule before any group.
+	// SeverityError marks a line that cannot be what its author meant: a
+	// rule before any User-agent line, a misspelt field name that no
+	// crawler reads ("User-agnet", which drops a group or moves its rules
+	// into the group above), a pattern crawlers ignore (with a space, a
+	// "%" not followed by two hex digits, or starting with neither "/"
+	// nor "*").
 	SeverityError
-	// SeverityNote marks a valid line worth knowing about, such as an
-	// empty Disallow beside other rules: not a mistake to fix.
+	// SeverityNote marks a reading that every major crawler shares, worth
+	// knowing but not a mistake: a User-agent value read by its product
+	// token ("Googlebot/2.1" as "Googlebot"), an empty Allow, or an empty
+	// Disallow beside other rules, which has no effect.
 	SeverityNote
 )
 

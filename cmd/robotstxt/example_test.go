@@ -13,20 +13,20 @@ func Example_test() {
 	// Output:
 	// ALLOWED     /private/open/page
 	//   by Allow: /private/open (line 7) in the group for ExampleBot (lines 5-9)
-	//   warning: line 8: Disallow pattern "/two words" contains a space; ignored
+	//   error: line 8: Disallow pattern "/two words" contains a space; ignored: write "/two%20words"
 	// ALLOWED     https://example.com/public  (matched as /public)
 	//   no rule matched in the group for ExampleBot (lines 5-9)
 	// ALLOWED     /robots.txt
 	//   /robots.txt is always allowed
 }
 
-// The lint command prints every warning as FILE:LINE: message, and fails
-// when there is any.
+// The lint command prints every finding as FILE:LINE: message, errors and
+// notes with their level, and fails on an error or a warning.
 func Example_lint() {
 	status := run([]string{"lint", "../../testdata/cli/example.txt"}, nil, os.Stdout, os.Stderr)
 	fmt.Println("exit status", status)
 	// Output:
-	// ../../testdata/cli/example.txt:8: Disallow pattern "/two words" contains a space; ignored
+	// ../../testdata/cli/example.txt:8: error: Disallow pattern "/two words" contains a space; ignored: write "/two%20words"
 	// exit status 1
 }
 

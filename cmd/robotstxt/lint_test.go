@@ -23,11 +23,11 @@ func lintLines(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	var b strings.Builder
 	for _, w := range policy.Parse(data).Warnings() {
-		note := ""
-		if w.Severity == policy.SeverityNote {
-			note = "note: "
+		level := ""
+		if w.Severity != policy.SeverityWarning {
+			level = w.Severity.String() + ": "
 		}
-		fmt.Fprintf(&b, "%s:%d: %s%s\n", name, w.Line, note, w.Message)
+		fmt.Fprintf(&b, "%s:%d: %s%s\n", name, w.Line, level, w.Message)
 	}
 	return b.String()
 }
@@ -167,5 +167,52 @@ func TestLintLenientReadings(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want.String())
 			}
 		})
+	}
+}
+
+// TestLintFailLevel checks that lint fails only at the level asked for:
+// by default on errors and warnings, with -fail error on errors alone,
+// with -fail note on anything; a note alone never fails by default.
+func TestLintFailLevel(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	errs := write("errors.txt", "Disallow: /stray\nUser-agent: *\nDisallow: /ok\n")
+	warns := write("warnings.txt", "User-agent: *\nNoindex: /x\nDisallow: /ok\n")
+	notes := write("notes.txt", "User-agent: Googlebot/2.1\nDisallow: /ok\n")
+	tests := []struct {
+		name       string
+		args       []string
+		wantStatus int
+		wantOut    []string
+		wantErr    []string
+	}{
+		{"an error fails by default", []string{errs}, 1, []string{errs + ":1: error: Disallow before any User-agent line"}, nil},
+		{"a warning fails by default", []string{warns}, 1, []string{warns + ":2: Noindex is not part of RFC 9309"}, nil},
+		{"a note never fails by default", []string{notes}, 0, []string{notes + `:1: note: User-agent "Googlebot/2.1" read as its product token "Googlebot"`}, nil},
+		{"-fail error fails on an error", []string{"-fail", "error", errs}, 1, nil, nil},
+		{"-fail error passes a warning, still printed", []string{"-fail", "error", warns}, 0, []string{"Noindex"}, nil},
+		{"-fail note fails on a note", []string{"-fail", "note", notes}, 1, nil, nil},
+		{"-fail warning is the default", []string{"-fail=warning", notes, warns}, 1, nil, nil},
+		{"an unknown level is bad usage", []string{"-fail", "fatal", errs}, 2, nil, []string{`-fail is "fatal", want error, warning or note`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, stdout, stderr := runCLI(t, "", append([]string{"lint"}, tt.args...)...)
+			check(t, status, stdout, stderr, tt.wantStatus, tt.wantOut, tt.wantErr)
+		})
+	}
+	status, stdout, _ := runCLI(t, "", "lint", "-json", "-fail", "error", errs, warns)
+	var got []lintResult
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || status != 1 {
+		t.Fatalf("lint -json: status %d, %v\n%s", status, err, stdout)
+	}
+	if len(got) != 2 || !got[0].Failed || got[1].Failed || got[0].Warnings[0].Severity != "error" {
+		t.Errorf("lint -json -fail error: %+v, want the first file failed on its error and the second not", got)
 	}
 }

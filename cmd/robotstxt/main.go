@@ -7,7 +7,7 @@
 // The commands are:
 //
 //	test   decide URLs for a crawler and explain each decision
-//	lint   print every warning of robots.txt files
+//	lint   print the errors, warnings and notes of robots.txt files
 //	cases  run release checks: URLs with the decision each must get
 //	serve  run the explorer page on a local address
 //
@@ -33,14 +33,20 @@
 //
 // # Lint
 //
-//	robotstxt lint [-json] FILE...
+//	robotstxt lint [-fail error|warning|note] [-json] FILE...
 //
-// Lint prints every warning as FILE:LINE: message; FILE - reads standard
-// input. A warning marks a line that crawlers ignore or read leniently, so
-// lint fails (exit status 1) when it finds any. A note (FILE:LINE: note:
-// message) marks a valid line without effect and never fails: an empty
-// Disallow beside other rules. An empty Disallow alone in its group is the
-// allow-all of RFC 9309 and gets no word.
+// Lint prints every finding as FILE:LINE: message, an error as FILE:LINE:
+// error: message and a note as FILE:LINE: note: message; FILE - reads
+// standard input. An error marks a line that cannot be what its author
+// meant (a rule before any User-agent line, a misspelt field that no
+// crawler reads, a pattern crawlers ignore); a warning, input ignored or
+// read leniently that a crawler may read differently; a note, a reading
+// every major crawler shares (a User-agent read by its product token, an
+// empty Disallow beside other rules). Each finding with an obvious fix
+// says it. Lint fails (exit status 1) on errors and warnings, or with
+// -fail error on errors alone; notes never fail unless -fail note. An
+// empty Disallow alone in its group is the allow-all of RFC 9309 and gets
+// no word.
 //
 // # Cases
 //
@@ -64,7 +70,7 @@
 // # Exit status
 //
 // 0 when all is well, 1 when a check fails (test -expect differs, lint
-// finds warnings, a case disagrees), 2 for bad usage: an unknown command or
+// finds an error or warning, a case disagrees), 2 for bad usage: an unknown command or
 // flag, a missing or unreadable file, a URL that is neither a path nor an
 // http(s) URL.
 package main
@@ -84,7 +90,7 @@ Usage:
 The commands are:
 
 	test   decide URLs for a crawler and explain each decision
-	lint   print every warning of robots.txt files
+	lint   print the errors, warnings and notes of robots.txt files
 	cases  run release checks: URLs with the decision each must get
 	serve  run the explorer page on a local address
 

@@ -53,7 +53,7 @@ func TestRun(t *testing.T) {
 		{"an unknown command is bad usage", []string{"frob"}, 2, nil, []string{`unknown command "frob"`, "robotstxt -h"}},
 		{"a flag before the command is an unknown command", []string{"-json"}, 2, nil, []string{`unknown command "-json"`}},
 		{"test -h prints its help on stdout", []string{"test", "-h"}, 0, []string{"usage: robotstxt test", "-agent", "-expect", "Exit status"}, nil},
-		{"lint -h prints its help on stdout", []string{"lint", "-h"}, 0, []string{"usage: robotstxt lint", "-json", "Exit status"}, nil},
+		{"lint -h prints its help on stdout", []string{"lint", "-h"}, 0, []string{"usage: robotstxt lint", "-json", "-fail", "error ", "warning ", "note ", "Exit status"}, nil},
 		{"cases -h prints its help on stdout", []string{"cases", "-h"}, 0, []string{"usage: robotstxt cases", "-robots", "-cases", "Exit status"}, nil},
 	}
 	for _, tt := range tests {

@@ -9,11 +9,18 @@ import (
 	"testing"
 )
 
+// readmeCommand is a robotstxt command line of the README, with the
+// comment that follows it.
+type readmeCommand struct {
+	args    []string
+	comment string
+}
+
 // readmeCommands returns the robotstxt command lines of the README's sh
-// blocks ("go run ./cmd/robotstxt ARGS # comment"), as argument lists.
-func readmeCommands(t *testing.T, readme string) [][]string {
+// blocks ("go run ./cmd/robotstxt ARGS # comment").
+func readmeCommands(t *testing.T, readme string) []readmeCommand {
 	t.Helper()
-	var cmds [][]string
+	var cmds []readmeCommand
 	inSh := false
 	sc := bufio.NewScanner(strings.NewReader(readme))
 	for sc.Scan() {
@@ -22,11 +29,12 @@ func readmeCommands(t *testing.T, readme string) [][]string {
 		case strings.HasPrefix(line, "```"):
 			inSh = !inSh && line == "```sh"
 		case inSh:
+			comment := ""
 			if i := strings.Index(line, " #"); i >= 0 {
-				line = line[:i]
+				line, comment = line[:i], strings.TrimSpace(line[i+2:])
 			}
 			if rest, ok := strings.CutPrefix(line, "go run ./cmd/robotstxt "); ok {
-				cmds = append(cmds, strings.Fields(rest))
+				cmds = append(cmds, readmeCommand{strings.Fields(rest), comment})
 			}
 		}
 	}
@@ -38,7 +46,9 @@ var passedLine = regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed\n\z`)
 
 // TestREADME runs every robotstxt command the README shows, from the
 // repository's root as a reader would, so that none goes stale: none may
-// be bad usage, and what the README says of their outcome must hold.
+// be bad usage, and what the README says of their outcome must hold: a
+// command whose comment says it "passes" exits 0, one that "fails" or
+// "changes" exits 1.
 func TestREADME(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -62,7 +72,8 @@ func TestREADME(t *testing.T) {
 	}
 	t.Chdir("../..")
 	seen := map[string]bool{}
-	for _, args := range cmds {
+	for _, cmd := range cmds {
+		args := cmd.args
 		name := strings.Join(args, " ")
 		seen[args[0]] = true
 		t.Run(name, func(t *testing.T) {
@@ -82,7 +93,12 @@ func TestREADME(t *testing.T) {
 			if status == 2 || stderr != "" {
 				t.Fatalf("exit status %d, stderr:\n%s", status, stderr)
 			}
+			passes, fails := strings.Contains(cmd.comment, "passes"), strings.Contains(cmd.comment, "fails") || strings.Contains(cmd.comment, "changes")
 			switch {
+			case passes && status != 0:
+				t.Errorf("exit status %d, output:\n%s\nthe README says it passes", status, stdout)
+			case fails && status != 1:
+				t.Errorf("exit status %d, output:\n%s\nthe README says it fails", status, stdout)
 			case args[0] == "cases" && (status != 0 || !passedLine.MatchString(stdout)):
 				t.Errorf("exit status %d, output ends %q; the README promises a clean release check", status, lastLine(stdout))
 			case args[0] == "lint" && strings.HasSuffix(name, "allow-all.txt") && (status != 0 || stdout != ""):

@@ -99,11 +99,7 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 			continue
 		}
 		shown[wn] = true
-		kind := "warning"
-		if wn.IsNote() {
-			kind = "note"
-		}
-		fmt.Fprintf(w, "  %s: line %d: %s\n", kind, wn.Line, wn.Message)
+		fmt.Fprintf(w, "  %s: line %d: %s\n", wn.Severity, wn.Line, wn.Message)
 	}
 }
 

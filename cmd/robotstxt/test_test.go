@@ -30,7 +30,7 @@ func TestTest(t *testing.T) {
 			args: []string{"-robots", example, "-agent", "ExampleBot", "/private/x"},
 			wantOut: []string{"DISALLOWED  /private/x\n" +
 				"  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" +
-				"  warning: line 8: "},
+				"  error: line 8: "},
 		},
 		{
 			name:    "the longer allow decides",
@@ -160,7 +160,7 @@ func TestTestWarnsOnce(t *testing.T) {
 	if status != 0 || stderr != "" {
 		t.Fatalf("exit status %d, stderr %q", status, stderr)
 	}
-	const warning = "  warning: line 8: Disallow pattern \"/two words\" contains a space; ignored\n"
+	const warning = "  error: line 8: Disallow pattern \"/two words\" contains a space; ignored: write \"/two%20words\"\n"
 	want := "DISALLOWED  /private/x\n  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" + warning
 	if strings.Count(stdout, warning) != 1 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("stdout:\n%s\nwant the warning once, under the first URL:\n%s", stdout, want)

@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/crawlkit/robots/match"
+)
+
+// This file holds the parser's findings that come with a fix: the
+// misspelt field, the rule outside any group, the invalid pattern, the
+// relative sitemap. Each says what crawlers make of the line and, where
+// one is obvious, how to write it instead.
+
+// typoFields are the fields a misspelt name is compared against, with
+// their spelling in the file's usual case.
+var typoFields = [...]struct{ name, spelling string }{
+	{"user-agent", "User-agent"},
+	{"disallow", "Disallow"},
+	{"allow", "Allow"},
+	{"sitemap", "Sitemap"},
+	{"crawl-delay", "Crawl-delay"},
+}
+
+// nearField returns the spelling of the field that key, a name no
+// crawler reads, is probably a misspelling of: one within a small edit
+// distance (a letter wrong, missing, extra, or two swapped; two such
+// edits for names of more than five letters).
+func nearField(key string) (spelling string, ok bool) {
+	if len(key) > 16 {
+		return "", false
+	}
+	k := []byte(strings.ToLower(key))
+	for i, c := range k {
+		if c == '_' || c == ' ' {
+			k[i] = '-'
+		}
+	}
+	best, bestDist := "", 3
+	for _, f := range typoFields {
+		limit := 2
+		if len(f.name) <= 5 {
+			limit = 1
+		}
+		if d := editDistance(string(k), f.name, limit); d <= limit && d < bestDist {
+			best, bestDist = f.spelling, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance returns the optimal string alignment distance between a
+// and b (insertions, deletions, substitutions and swaps of neighbours),
+// or limit+1 when it is more than limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	// Three rows suffice: a swap looks two rows back.
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// unknownField reports a field that no crawler reads. A near miss of a
+// known field is an error that says what the line was probably meant to
+// be and what ignoring it does to the file; any other name is a warning.
+func (p *parser) unknownField(n int, key, value string) {
+	spelling, ok := nearField(key)
+	if !ok {
+		p.warn(n, "unknown field %q; ignored", key)
+		return
+	}
+	var consequence string
+	switch spelling {
+	case "User-agent":
+		p.typoAgent = n
+		switch {
+		case p.cur < 0:
+			consequence = "no group starts here and the rules below it, up to the next User-agent line, belong to none"
+		case p.inRules:
+			consequence = fmt.Sprintf("no group starts here and the rules below it join the group of line %d (%s)",
+				p.groups[p.cur].line, p.groupAgents())
+		default:
+			consequence = fmt.Sprintf("the group of line %d does not name %q", p.groups[p.cur].line, value)
+		}
+	case "Allow", "Disallow":
+		consequence = fmt.Sprintf("the rule %s: %s does not apply", spelling, value)
+	case "Sitemap":
+		consequence = "the sitemap is not read"
+	case "Crawl-delay":
+		consequence = "no Crawl-delay applies"
+	}
+	p.fault(n, "%q is probably %s misspelt: crawlers ignore the line, so %s; write %s", key, spelling, consequence, spelling)
+}
+
+// maxListed is how many of a group's agents a message names.
+const maxListed = 3
+
+// groupAgents names the agents of the group being built, for a message:
+// "User-agent: a, b".
+func (p *parser) groupAgents() string {
+	start := 0
+	if p.cur > 0 {
+		start = int(p.groups[p.cur-1].agentsEnd)
+	}
+	agents := p.agents[start:]
+	more := ""
+	if len(agents) > maxListed {
+		agents, more = agents[:maxListed], fmt.Sprintf(" and %d more", len(agents)-maxListed)
+	}
+	return "User-agent: " + strings.Join(agents, ", ") + more
+}
+
+// stray reports a rule before any User-agent line. Crawlers ignore it,
+// which is never what its author meant: it says which group it would have
+// joined when a misspelt User-agent line is the cause, and how to give it
+// a group otherwise.
+func (p *parser) stray(n int, kind string) {
+	if p.typoAgent > 0 {
+		p.fault(n, "%s before any User-agent line; ignored: it would join the group of line %d if that line were spelt User-agent",
+			kind, p.typoAgent)
+		return
+	}
+	p.fault(n, "%s before any User-agent line; ignored: put a User-agent line above it (User-agent: * for every crawler)", kind)
+}
+
+// badPattern reports a pattern that match.Compile refuses (err), with the
+// pattern that would be read instead when one is obvious.
+func (p *parser) badPattern(n int, kind, value string, err error) {
+	var why string
+	switch {
+	case errors.Is(err, match.ErrInvalidEscape):
+		why = "has a % not followed by two hex digits"
+	case errors.Is(err, match.ErrSpace):
+		why = "contains a space"
+	default:
+		why = `starts with neither "/" nor "*"`
+	}
+	if fix, ok := fixPattern(value); ok {
+		p.fault(n, "%s pattern %q %s; ignored: write %q", kind, value, why, fix)
+		return
+	}
+	p.fault(n, "%s pattern %q %s; ignored", kind, value, why)
+}
+
+// fixPattern returns the pattern that value, refused by match.Compile,
+// was most likely meant to be: spaces written %20, a stray % written %25,
+// a full URL cut to its path, and a leading "/" where it has none.
+func fixPattern(value string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; {
+		case c == ' ':
+			b.WriteString("%20")
+		case c == '%' && !(i+2 < len(value) && isHex(value[i+1]) && isHex(value[i+2])):
+			b.WriteString("%25")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	fix := b.String()
+	if fix[0] != '/' && fix[0] != '*' {
+		if u, err := url.Parse(fix); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			fix = u.EscapedPath()
+			if u.RawQuery != "" {
+				fix += "?" + u.RawQuery
+			}
+			if fix == "" {
+				fix = "/"
+			}
+		} else {
+			fix = "/" + fix
+		}
+	}
+	if _, err := match.Compile(fix); err != nil {
+		return "", false
+	}
+	return fix, true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// sitemap records a Sitemap line. The sitemaps protocol wants a full URL;
+// a relative one is kept, as the transport resolves it against the
+// robots.txt URL, but with a warning, since other crawlers drop it.
+func (p *parser) sitemap(n int, value string) {
+	if u, err := url.Parse(value); err != nil || u.Scheme == "" || u.Host == "" {
+		example := "https://example.com/sitemap.xml"
+		if err == nil && strings.HasPrefix(value, "/") && !strings.HasPrefix(value, "//") {
+			example = "https://example.com" + value
+		}
+		p.warn(n, "Sitemap %q is not a full URL; crawlers such as Google's ignore it: write it with its scheme and host, such as %q", value, example)
+	}
+	p.r.sitemaps = append(p.r.sitemaps, value)
+}

@@ -1,0 +1,132 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSeverities checks that each kind of finding has its level: errors
+// for lines that cannot be what their author meant, warnings for input a
+// crawler may read differently, notes for readings every crawler shares.
+func TestSeverities(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // the finding is on its last line
+		want Severity
+	}{
+		{"a rule before any group is an error", "Disallow: /x", SeverityError},
+		{"a pattern with a space is an error", "User-agent: *\nDisallow: /a b", SeverityError},
+		{"a pattern with a bad escape is an error", "User-agent: *\nDisallow: /a%zz", SeverityError},
+		{"a pattern without a leading slash is an error", "User-agent: *\nDisallow: a", SeverityError},
+		{"a misspelt User-agent is an error", "User-agnet: BadBot", SeverityError},
+		{"a misspelt Disallow no crawler reads is an error", "User-agent: *\nDisallw: /x", SeverityError},
+		{"a misspelling read as meant is a warning", "User-agent: *\nDissalow: /x", SeverityWarning},
+		{"a line without a colon read as meant is a warning", "User-agent: *\nDisallow /x", SeverityWarning},
+		{"a field outside RFC 9309 is a warning", "User-agent: *\nNoindex: /x", SeverityWarning},
+		{"an unknown field far from any is a warning", "User-agent: *\nFrobnicate: yes", SeverityWarning},
+		{"a Crawl-delay that is no number is a warning", "User-agent: *\nCrawl-delay: soon", SeverityWarning},
+		{"a relative Sitemap is a warning", "Sitemap: /sitemap.xml", SeverityWarning},
+		{"a User-agent without a product token is a warning", "User-agent: ü-bot", SeverityWarning},
+		{"a User-agent read by its product token is a note", "User-agent: Googlebot/2.1", SeverityNote},
+		{"an empty Allow is a note", "User-agent: *\nAllow:", SeverityNote},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse([]byte(tt.file))
+			last := strings.Count(tt.file, "\n") + 1
+			var got []Warning
+			for _, w := range r.Warnings() {
+				if w.Line == last {
+					got = append(got, w)
+				}
+			}
+			if len(got) != 1 || got[0].Severity != tt.want {
+				t.Errorf("findings on line %d: %v, want one %s", last, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFixHints checks that each finding with an obvious fix says it.
+func TestFixHints(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // the finding is on its last line
+		want []string
+	}{
+		{"a space is written %20", "User-agent: *\nDisallow: /my private/dir", []string{`write "/my%20private/dir"`}},
+		{"a stray percent is written %25", "User-agent: *\nDisallow: /100%", []string{`write "/100%25"`}},
+		{"a pattern without a slash gets one", "User-agent: *\nDisallow: private", []string{`write "/private"`}},
+		{"a full URL is cut to its path", "User-agent: *\nDisallow: https://site.example/private?x=1", []string{`write "/private?x=1"`}},
+		{
+			"a misspelt User-agent before any group says its rules belong to none",
+			"User-agnet: BadBot",
+			[]string{`"User-agnet" is probably User-agent misspelt`, "crawlers ignore the line", "belong to none", "write User-agent"},
+		},
+		{
+			"a misspelt User-agent after rules says which group its rules join",
+			"User-agent: *\nDisallow: /tmp\n\nUser-agnet: BadBot",
+			[]string{`probably User-agent misspelt`, "join the group of line 1 (User-agent: *)"},
+		},
+		{
+			"a misspelt User-agent in a run of them says which name the group lacks",
+			"User-agent: a\nUser-agnet: BadBot",
+			[]string{`the group of line 1 does not name "BadBot"`},
+		},
+		{"a swap of two letters is a typo", "User-agent: *\nDisalolw: /x", []string{"probably Disallow misspelt", "the rule Disallow: /x does not apply"}},
+		{"a misspelt Sitemap is not read", "Sitemaps: https://site.example/s.xml", []string{"probably Sitemap misspelt", "the sitemap is not read"}},
+		{"a misspelt Crawl-delay is not applied", "User-agent: *\nCrawl-dely: 5", []string{"probably Crawl-delay misspelt", "no Crawl-delay applies"}},
+		{
+			"the rules of a misspelt User-agent say why they have no group",
+			"User-agnet: BadBot\nDisallow: /",
+			[]string{"Disallow before any User-agent line; ignored", "it would join the group of line 1 if that line were spelt User-agent"},
+		},
+		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
+		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"not a full URL", `"https://example.com/sitemap.xml"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse([]byte(tt.file))
+			last := strings.Count(tt.file, "\n") + 1
+			var msg string
+			for _, w := range r.Warnings() {
+				if w.Line == last {
+					msg += w.Message
+				}
+			}
+			for _, frag := range tt.want {
+				if !strings.Contains(msg, frag) {
+					t.Errorf("line %d: %q, want it to contain %q", last, msg, frag)
+				}
+			}
+		})
+	}
+}
+
+// TestNearField checks which names count as misspellings of a field.
+func TestNearField(t *testing.T) {
+	tests := []struct {
+		key, want string
+	}{
+		{"User-agnet", "User-agent"},
+		{"Usr-agent", "User-agent"},
+		{"USER_AGNET", "User-agent"},
+		{"Disallw", "Disallow"},
+		{"Disalow-x", ""},
+		{"Alow", "Allow"},
+		{"Allw", "Allow"},
+		{"Crawl-deley", "Crawl-delay"},
+		{"Siteamp", "Sitemap"},
+		{"Frobnicate", ""},
+		{"Host", ""},
+		{"http", ""},
+		{"Below", ""}, // two edits from Allow, which has only five letters
+		{"Request-rate", ""},
+		{strings.Repeat("user-agent", 5), ""},
+	}
+	for _, tt := range tests {
+		if got, _ := nearField(tt.key); got != tt.want {
+			t.Errorf("nearField(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
