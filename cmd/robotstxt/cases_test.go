@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,5 +167,69 @@ func TestCases(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.wantOut)
 			}
 		})
+	}
+}
+
+// writeSuite writes a suite of robots and cases into a new folder.
+func writeSuite(t *testing.T, robots, cases string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range map[string]string{"robots.txt": robots, "cases.csv": cases} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCasesBadRow checks that a row that cannot be run fails with its
+// line and why while the other rows run and are counted.
+func TestCasesBadRow(t *testing.T) {
+	dir := writeSuite(t, "User-agent: *\nDisallow: /private\n",
+		"agent,url,expected,note\nbot,/private,disallowed,\nbot,/x,maybe,\n,/y,allowed,\nbot,/public,disallowed,wrong on purpose\nbot,/public,allowed,\n")
+	csv := filepath.Join(dir, "cases.csv")
+	status, stdout, stderr := runCLI(t, "", "cases", dir)
+	want := csv + `:3: bad row: expected is "maybe", want allowed or disallowed` + "\n" +
+		csv + ":4: bad row: agent is empty: give a crawler's product token, or * for the * groups\n" +
+		csv + ":5: bot /public: expected disallowed, got allowed (no rule matched)\n" +
+		"2 passed, 3 failed\n"
+	if status != 1 || stdout != want || stderr != "" {
+		t.Errorf("exit status %d, stderr %q, stdout:\n%s\nwant 1 and:\n%s", status, stderr, stdout, want)
+	}
+}
+
+// TestCasesJSON checks -json: one object per case, passed or not, bad
+// rows included, and the summary with what was not run.
+func TestCasesJSON(t *testing.T) {
+	dir := writeSuite(t, "User-agent: *\nDisallow: /private\n",
+		"agent,url,expected,note\nbot,/private,disallowed,n1\nbot,/x,maybe,\nbot,ftp://h/,allowed,\nbot,/public,disallowed,\n")
+	status, stdout, stderr := runCLI(t, "", "cases", "-json", dir, "../../testdata/cli/no-such-dir")
+	if status != 2 || !strings.Contains(stderr, "no-such-dir") {
+		t.Errorf("exit status %d, stderr %q; want 2 for the missing dir", status, stderr)
+	}
+	var got casesOutput
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	if len(got.Cases) != 4 {
+		t.Fatalf("%d cases, want 4:\n%s", len(got.Cases), stdout)
+	}
+	first, bad, unreadable, wrong := got.Cases[0], got.Cases[1], got.Cases[2], got.Cases[3]
+	if !first.Passed || first.Line != 2 || first.Expected != "disallowed" || first.Note != "n1" ||
+		first.Decision == nil || first.Decision.Rule == nil || first.Decision.Rule.Line != 2 || first.Robots != filepath.Join(dir, "robots.txt") {
+		t.Errorf("passing case: %+v", first)
+	}
+	if bad.Passed || bad.Line != 3 || bad.Decision != nil || !strings.Contains(bad.Error, `bad row: expected is "maybe"`) {
+		t.Errorf("bad row: %+v", bad)
+	}
+	if unreadable.Passed || !strings.Contains(unreadable.Error, "the URL cannot be read") {
+		t.Errorf("unreadable URL: %+v", unreadable)
+	}
+	if wrong.Passed || wrong.Decision == nil || !wrong.Decision.Allowed || wrong.Error != "" {
+		t.Errorf("disagreeing case: %+v", wrong)
+	}
+	s := got.Summary
+	if s.Passed != 1 || s.Failed != 3 || s.NotRun != 1 || len(s.Errors) != 1 || !strings.Contains(s.Errors[0], "no-such-dir") {
+		t.Errorf("summary %+v, want 1 passed, 3 failed, 1 not run with why", s)
 	}
 }

@@ -50,15 +50,17 @@
 //
 // # Cases
 //
-//	robotstxt cases -robots FILE -cases FILE.csv
-//	robotstxt cases DIR...
+//	robotstxt cases [-json] -robots FILE -cases FILE.csv
+//	robotstxt cases [-json] DIR...
 //
 // Cases runs release checks: each cases.csv (header agent,url,expected,note,
 // the format of testdata/conformance) lists URLs and the decision each must
 // get for the robots.txt beside it. Each DIR is searched for folders holding
-// both robots.txt and cases.csv. Cases prints every disagreement and ends
-// with the line "N passed, M failed", or "N passed, M failed; K suites not
-// run" when a suite, or a DIR, could not be read (exit status 2).
+// both robots.txt and cases.csv. Cases prints every disagreement, and every
+// row that cannot be run (CASES:LINE: bad row: why) as a failure while the
+// other rows run, and ends with the line "N passed, M failed", or "N
+// passed, M failed; K suites not run" when a suite, or a DIR, could not be
+// read (exit status 2). -json prints one object per case and the summary.
 //
 // # Serve
 //

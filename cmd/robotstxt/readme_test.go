@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,6 +101,11 @@ func TestREADME(t *testing.T) {
 				t.Errorf("exit status %d, output:\n%s\nthe README says it passes", status, stdout)
 			case fails && status != 1:
 				t.Errorf("exit status %d, output:\n%s\nthe README says it fails", status, stdout)
+			case args[0] == "cases" && slices.Contains(args, "-json"):
+				var out casesOutput
+				if err := json.Unmarshal([]byte(stdout), &out); err != nil || status != 0 || out.Summary.Passed == 0 || out.Summary.Failed != 0 || len(out.Cases) != out.Summary.Passed {
+					t.Errorf("exit status %d, %v, summary %+v; the README promises a clean release check as JSON", status, err, out.Summary)
+				}
 			case args[0] == "cases" && (status != 0 || !passedLine.MatchString(stdout)):
 				t.Errorf("exit status %d, output ends %q; the README promises a clean release check", status, lastLine(stdout))
 			case args[0] == "lint" && strings.HasSuffix(name, "allow-all.txt") && (status != 0 || stdout != ""):

@@ -24,6 +24,10 @@ type Case struct {
 	Expected bool // allowed
 	Note     string
 	Line     int // line of the row in its CSV file
+	// Invalid says why the row cannot be run (an expected value that is
+	// neither allowed nor disallowed, no agent, broken CSV), or is nil.
+	// Such a row fails; the other rows still run.
+	Invalid error
 }
 
 // Result is a case and what the policy decided for it.
@@ -34,9 +38,13 @@ type Result struct {
 }
 
 // Passed reports whether the decision is the one expected.
-func (r Result) Passed() bool { return r.Err == nil && r.Decision.Allowed == r.Expected }
+func (r Result) Passed() bool {
+	return r.Invalid == nil && r.Err == nil && r.Decision.Allowed == r.Expected
+}
 
-// Read parses a cases CSV with the header agent,url,expected[,note].
+// Read parses a cases CSV with the header agent,url,expected[,note]. Only
+// a missing or incomplete header is an error: a row that cannot be run is
+// returned with its Invalid set, so that the others still run.
 func Read(r io.Reader) ([]Case, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -55,9 +63,20 @@ func Read(r io.Reader) ([]Case, error) {
 	}
 	var out []Case
 	for {
+		before := cr.InputOffset()
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			return out, nil
+		}
+		var syntax *csv.ParseError
+		if errors.As(err, &syntax) {
+			// The reader resumes after the broken record; one that
+			// consumed nothing would fail the same way forever.
+			out = append(out, Case{Line: syntax.StartLine, Invalid: fmt.Errorf("broken CSV: %w", syntax.Err)})
+			if cr.InputOffset() == before {
+				return out, nil
+			}
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -75,7 +94,10 @@ func Read(r io.Reader) ([]Case, error) {
 			c.Expected = true
 		case "disallowed", "disallow":
 		default:
-			return nil, fmt.Errorf("line %d: expected is %q, want allowed or disallowed", line, get("expected"))
+			c.Invalid = fmt.Errorf("expected is %q, want allowed or disallowed", get("expected"))
+		}
+		if c.Invalid == nil && strings.TrimSpace(c.Agent) == "" {
+			c.Invalid = errors.New("agent is empty: give a crawler's product token, or * for the * groups")
 		}
 		out = append(out, c)
 	}
@@ -86,6 +108,9 @@ func Run(r *policy.Robots, cs []Case) []Result {
 	out := make([]Result, len(cs))
 	for i, c := range cs {
 		out[i].Case = c
+		if c.Invalid != nil {
+			continue
+		}
 		path, err := target.Target(c.URL)
 		if err != nil {
 			out[i].Err = err

@@ -18,7 +18,6 @@ func TestRead(t *testing.T) {
 		{"columns in any order, no note", "url,expected,agent\n/a,allowed,bot\n", 1, ""},
 		{"BOM before the header", "\ufeffagent,url,expected\nbot,/a,allowed\n", 1, ""},
 		{"missing column", "agent,url\nbot,/a\n", 0, `no "expected" column`},
-		{"bad expectation", "agent,url,expected\nbot,/a,maybe\n", 0, `line 2: expected is "maybe"`},
 		{"empty file", "", 0, "reading header"},
 	}
 	for _, tt := range tests {
@@ -51,5 +50,42 @@ func TestRun(t *testing.T) {
 		if res.Passed() != want[i] {
 			t.Errorf("case %d (%s): passed = %v, want %v (%v)", i, res.URL, res.Passed(), want[i], res.Decision)
 		}
+	}
+}
+
+// TestReadBadRows checks that a row that cannot be run is returned with
+// its line and why, and that the rows after it are still read.
+func TestReadBadRows(t *testing.T) {
+	tests := []struct {
+		name, csv string
+		line      int    // of the bad row
+		why       string // part of its Invalid
+	}{
+		{"an expectation that is no decision", "agent,url,expected\nbot,/a,maybe\nbot,/b,allowed\n", 2, `expected is "maybe", want allowed or disallowed`},
+		{"no agent", "agent,url,expected\n,/a,allowed\nbot,/b,allowed\n", 2, "agent is empty"},
+		{"a bare quote", "agent,url,expected\nbot,/a\"b,allowed\nbot,/b,allowed\n", 2, "broken CSV"},
+		{"a short row", "agent,url,expected\nbot,/a\nbot,/b,allowed\n", 2, `expected is ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := Read(strings.NewReader(tt.csv))
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if len(cs) != 2 {
+				t.Fatalf("read %d rows %+v, want the bad row and the good one", len(cs), cs)
+			}
+			bad, good := cs[0], cs[1]
+			if bad.Line != tt.line || bad.Invalid == nil || !strings.Contains(bad.Invalid.Error(), tt.why) {
+				t.Errorf("bad row: line %d, %v; want line %d and %q", bad.Line, bad.Invalid, tt.line, tt.why)
+			}
+			if good.Invalid != nil || good.URL != "/b" || !good.Expected {
+				t.Errorf("good row: %+v", good)
+			}
+			res := Run(policy.Parse(nil), cs)
+			if res[0].Passed() || !res[1].Passed() {
+				t.Errorf("passed = %v, %v; want the bad row failed and the good one run", res[0].Passed(), res[1].Passed())
+			}
+		})
 	}
 }
