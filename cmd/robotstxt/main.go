@@ -9,6 +9,7 @@
 //	test   decide URLs for a crawler and explain each decision
 //	lint   print the errors, warnings and notes of robots.txt files
 //	cases  run release checks: URLs with the decision each must get
+//	diff   list the URLs whose decision changes between two robots.txt files
 //	serve  run the explorer page on a local address
 //
 // Every command reads a robots.txt file as a crawler does: content past
@@ -62,6 +63,19 @@
 // passed, M failed; K suites not run" when a suite, or a DIR, could not be
 // read (exit status 2). -json prints one object per case and the summary.
 //
+// # Diff
+//
+//	robotstxt diff [-agent TOKEN]... [-urls FILE] [-json] OLD NEW [URL...]
+//
+// Diff compares the deployed robots.txt (OLD) with the one about to be
+// deployed (NEW): for each crawler given with -agent, or else every
+// crawler either file names plus *, and each URL given, or else the paths
+// the rules of both files are written for with their neighbours (a path
+// inside, a query variant, the path capitalised, a prefix neighbour), it
+// prints every URL whose decision changes, with the deciding rule and its
+// line in each file, and exits 1 when any does, so that it can gate a
+// deploy. -json prints the comparison as JSON.
+//
 // # Serve
 //
 //	robotstxt serve [-addr HOST:PORT] [-robots FILE]
@@ -72,7 +86,8 @@
 // # Exit status
 //
 // 0 when all is well, 1 when a check fails (test -expect differs, lint
-// finds an error or warning, a case disagrees), 2 for bad usage: an unknown command or
+// finds an error or warning, a case disagrees, a decision changes in
+// diff), 2 for bad usage: an unknown command or
 // flag, a missing or unreadable file, a URL that is neither a path nor an
 // http(s) URL.
 package main
@@ -94,6 +109,7 @@ The commands are:
 	test   decide URLs for a crawler and explain each decision
 	lint   print the errors, warnings and notes of robots.txt files
 	cases  run release checks: URLs with the decision each must get
+	diff   list the URLs whose decision changes between two robots.txt files
 	serve  run the explorer page on a local address
 
 Run 'robotstxt <command> -h' for a command's flags.
@@ -121,6 +137,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runLint(args[1:], stdin, stdout, stderr)
 	case "cases":
 		return runCases(args[1:], stdin, stdout, stderr)
+	case "diff":
+		return runDiff(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	}

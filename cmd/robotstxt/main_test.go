@@ -39,7 +39,7 @@ func check(t *testing.T, status int, stdout, stderr string, wantStatus int, want
 }
 
 func TestRun(t *testing.T) {
-	commands := []string{"test", "lint", "cases", "serve"}
+	commands := []string{"test", "lint", "cases", "diff", "serve"}
 	tests := []struct {
 		name       string
 		args       []string
@@ -54,6 +54,7 @@ func TestRun(t *testing.T) {
 		{"a flag before the command is an unknown command", []string{"-json"}, 2, nil, []string{`unknown command "-json"`}},
 		{"test -h prints its help on stdout", []string{"test", "-h"}, 0, []string{"usage: robotstxt test", "-agent", "-expect", "Exit status"}, nil},
 		{"lint -h prints its help on stdout", []string{"lint", "-h"}, 0, []string{"usage: robotstxt lint", "-json", "-fail", "error ", "warning ", "note ", "Exit status"}, nil},
+		{"diff -h prints its help on stdout", []string{"diff", "-h"}, 0, []string{"usage: robotstxt diff", "-agent", "-urls", "-json", "Exit status"}, nil},
 		{"cases -h prints its help on stdout", []string{"cases", "-h"}, 0, []string{"usage: robotstxt cases", "-robots", "-cases", "Exit status"}, nil},
 	}
 	for _, tt := range tests {

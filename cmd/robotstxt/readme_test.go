@@ -115,7 +115,7 @@ func TestREADME(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []string{"test", "lint", "cases", "serve"} {
+	for _, c := range []string{"test", "lint", "cases", "diff", "serve"} {
 		if !seen[c] {
 			t.Errorf("the README shows no %s command", c)
 		}
