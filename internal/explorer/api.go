@@ -37,7 +37,9 @@ const (
 type decideRequest struct {
 	Robots string   `json:"robots"`
 	Agents []string `json:"agents"`
-	URLs   []string `json:"urls"`
+	// Agent is the robotstxt command's spelling of Agents.
+	Agent agentField `json:"agent,omitempty"`
+	URLs  []string   `json:"urls"`
 }
 
 // fileReport is what the API says about a robots.txt file as a whole.
@@ -118,7 +120,39 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
 		}
 		return badRequest("malformed JSON: %s should be %s, not %s", what, kindName(wrongType.Type), article(wrongType.Value))
 	}
-	return badRequest("malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if strings.HasPrefix(msg, "unknown field ") {
+		// Say what the endpoint takes, so that a caller guessing a name
+		// learns the right one.
+		return badRequest("malformed JSON: %s; %s takes %s", msg, r.URL.Path, fieldNames(v))
+	}
+	return badRequest("malformed JSON: %s", msg)
+}
+
+// fieldNames lists the JSON fields of the struct v points to: `"robots",
+// "agents" (or "agent") and "urls"`. A field of type agentField is named
+// as the spelling of the one before it.
+func fieldNames(v any) string {
+	t := reflect.TypeOf(v).Elem()
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous || name == "" || name == "-":
+		case f.Type == reflect.TypeOf(agentField(nil)) && len(names) > 0:
+			names[len(names)-1] += fmt.Sprintf(" (or %q)", name)
+		default:
+			names = append(names, fmt.Sprintf("%q", name))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "no fields"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // article puts "a" or "an" before a JSON kind: "an array".
@@ -195,6 +229,9 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rb, err := parseRobots(req.Robots)
+	if err == nil {
+		req.Agents, err = req.Agent.merge(req.Agents)
+	}
 	if err == nil {
 		err = checkAgents(req.Agents)
 	}

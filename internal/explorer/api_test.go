@@ -167,7 +167,15 @@ func TestBadInput(t *testing.T) {
 		{"syntax error names its byte", "/api/decide", "application/json", `{"robots" "x"}`, 400, "at byte 11"},
 		{"empty body", "/api/decide", "application/json", ``, 400, "empty body"},
 		{"two JSON values", "/api/decide", "application/json", `{} {}`, 400, "after the JSON object"},
-		{"unknown field", "/api/decide", "application/json", `{"agent": "x"}`, 400, `unknown field "agent"`},
+		{"unknown field names the fields taken", "/api/decide", "application/json", `{"agnets": ["x"]}`, 400,
+			`unknown field "agnets"; /api/decide takes "robots", "agents" (or "agent") and "urls"`},
+		{"agent and agents together are ambiguous", "/api/decide", "application/json", `{"agent": "x", "agents": ["y"]}`, 400, `both "agents" and "agent"`},
+		{"agent of the wrong type", "/api/decide", "application/json", `{"agent": 1}`, 400, `"agent" should be a product token`},
+		{"unknown field to compare", "/api/compare", "application/json", `{"robots": ""}`, 400,
+			`/api/compare takes "old", "new", "agents" (or "agent") and "urls"`},
+		{"bad crawler to compare", "/api/compare", "application/json", `{"agents": ["Googlebot/2.1"]}`, 400, `product token "Googlebot/2.1"`},
+		{"old file over 500 KiB to compare", "/api/compare", "application/json",
+			mustJSON(t, compareRequest{Old: strings.Repeat("#", policy.MaxSize+1)}), 413, "old robots.txt is 501 KiB"},
 		{"wrong type", "/api/decide", "application/json", `{"urls": "/a"}`, 400, `"urls" should be a list of strings, not a string`},
 		{"not an object", "/api/lint", "application/json", `[1]`, 400, "the body should be an object, not an array"},
 		{"file over 500 KiB", "/api/decide", "application/json",
@@ -190,7 +198,7 @@ func TestBadInput(t *testing.T) {
 			mustJSON(t, decideRequest{Agents: make([]string, MaxAgents+1)}), 400, "the limit is 20"},
 		{"form post is refused", "/api/decide", "application/x-www-form-urlencoded", `robots=x`, 415, "send application/json"},
 		{"no content type", "/api/lint", "", `{}`, 415, "no content type"},
-		{"unknown field to fetch", "/api/fetch", "application/json", `{"url": "https://example.com"}`, 400, `unknown field "url"`},
+		{"unknown field to fetch", "/api/fetch", "application/json", `{"url": "https://example.com"}`, 400, `unknown field "url"; /api/fetch takes "origin"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -360,5 +368,59 @@ func TestStartAndPage(t *testing.T) {
 				t.Errorf("GET %s = %d %s, want %d %s with %q", p.path, resp.StatusCode, resp.Header.Get("Content-Type"), p.status, p.contentType, p.want)
 			}
 		})
+	}
+}
+
+// TestDecideAgentSpelling checks that "agent", the command's spelling, is
+// read as "agents": one token, a comma-separated list, or a list.
+func TestDecideAgentSpelling(t *testing.T) {
+	srv := newServer(t, Options{})
+	for _, agent := range []string{`"Googlebot"`, `"Googlebot-News, Googlebot"`, `["Googlebot-News", "Googlebot"]`} {
+		var got decideResponse
+		body := `{"robots": ` + mustJSON(t, shop) + `, "agent": ` + agent + `, "urls": ["/private/x"]}`
+		if status := post(t, srv, "/api/decide", body, &got); status != 200 {
+			t.Fatalf("agent %s: status %d", agent, status)
+		}
+		if got.Token != "Googlebot" || len(got.Decisions) != 1 || got.Decisions[0].Allowed {
+			t.Errorf("agent %s: token %q, decisions %+v; want Googlebot's groups to refuse /private/x", agent, got.Token, got.Decisions)
+		}
+	}
+}
+
+// TestCompare checks POST /api/compare: the changed URLs with both
+// decisions, each file's findings, and the crawlers and URLs found by
+// itself when none are given.
+func TestCompare(t *testing.T) {
+	srv := newServer(t, Options{})
+	next := strings.Replace(shop, "Disallow: /cart", "Disallow: /cart\nDisallow: /checkout", 1)
+	var got compareResponse
+	body := mustJSON(t, compareRequest{Old: shop, New: next})
+	if status := post(t, srv, "/api/compare", body, &got); status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if len(got.Agents) != 2 || got.Agents[0] != "Googlebot" || got.Agents[1] != "*" {
+		t.Errorf("agents %q, want Googlebot and *", got.Agents)
+	}
+	var changed []string
+	for _, c := range got.Changes {
+		changed = append(changed, c.Agent+" "+c.URL)
+		if c.Agent != "*" || !c.Old.Allowed || c.New.Allowed || c.New.Rule == nil || c.New.Rule.Line != 3 {
+			t.Errorf("change %+v, want * refused by line 3", c)
+		}
+	}
+	if want := "* /checkout,* /checkout/x,* /checkout?x=1,* /checkoutx"; strings.Join(changed, ",") != want {
+		t.Errorf("changes %q, want %q", changed, want)
+	}
+	if got.OldFile.Lines != 7 || got.NewFile.Lines != 8 || len(got.NewFile.Warnings) != 1 || got.NewFile.Warnings[0].Line != 8 {
+		t.Errorf("files %+v / %+v, want 7 and 8 lines, the new file's Dissallow warned on line 8", got.OldFile, got.NewFile)
+	}
+
+	body = `{"old": ` + mustJSON(t, shop) + `, "new": ` + mustJSON(t, next) + `, "agent": "Googlebot", "urls": ["/checkout", "/cart"]}`
+	got = compareResponse{}
+	if status := post(t, srv, "/api/compare", body, &got); status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if got.Compared != 2 || len(got.Changes) != 0 {
+		t.Errorf("Googlebot: %+v, want 2 decisions compared and none changed", got.Result)
 	}
 }

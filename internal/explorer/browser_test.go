@@ -72,8 +72,9 @@ func readLine(n string) string {
 
 // TestBrowser types a robots.txt, a product token and URLs into the page in
 // a real headless browser and checks the decision, the rule it names and
-// the highlighted line, the live fetch and its failure, and that a page
-// reached under another host name (DNS rebinding) is refused. With
+// the highlighted line, the live fetch and its failure, the comparison of
+// two files, and that a page reached under another host name (DNS
+// rebinding) is refused. With
 // EXPLORER_SCREENSHOT=FILE it first writes a PNG of the page as it starts,
 // with its example, to FILE.
 func TestBrowser(t *testing.T) {
@@ -306,6 +307,55 @@ func TestBrowser(t *testing.T) {
 				return !e.hidden && e.textContent.includes(` + jsString(tt.want) + `) })()`)
 		})
 	}
+
+	t.Run("comparison lists the URLs whose decision changes", func(t *testing.T) {
+		err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`robotsEl.value = "User-agent: *\nDisallow: /private\n"`),
+			chromedp.Click(chromedp.CSS("#compare-copy")),
+			clearField("#compare-new"),
+			chromedp.SendKeys(chromedp.CSS("#compare-new"), "User-agent: *\nDisallow: /private\nDisallow: /drafts\n"),
+			chromedp.Click(chromedp.CSS("#compare-run")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.getElementById("compare").dataset.state === "ready"`)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#changes .change")].map((c) =>
+			c.dataset.agent + " " + c.dataset.url + " | " + c.querySelector(".old").textContent + " | " + c.querySelector(".new").textContent)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"* /drafts | old: ✓ allowed: no rule matched | new: ✗ disallowed by line 3: Disallow: /drafts",
+			"* /drafts/x | old: ✓ allowed: no rule matched | new: ✗ disallowed by line 3: Disallow: /drafts",
+			"* /drafts?x=1 | old: ✓ allowed: no rule matched | new: ✗ disallowed by line 3: Disallow: /drafts",
+			"* /draftsx | old: ✓ allowed: no rule matched | new: ✗ disallowed by line 3: Disallow: /drafts",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("changes listed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		summary, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#compare-summary")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(summary, "4 of ") {
+			t.Errorf("summary %q, want it to count 4 changes", summary)
+		}
+
+		// A URL given by hand that changes nothing lists no change.
+		err = chromedp.Do(ctx,
+			clearField("#compare-urls"),
+			chromedp.SendKeys(chromedp.CSS("#compare-urls"), "/private/x"),
+			chromedp.Click(chromedp.CSS("#compare-run")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.getElementById("compare").dataset.state === "ready" && document.getElementById("compare-summary").textContent.startsWith("0 of 1 ")`)
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#changes .change").length`)); err != nil || n != 0 {
+			t.Errorf("%d changes listed (%v), want none", n, err)
+		}
+	})
 
 	t.Run("another host name for this address is refused", func(t *testing.T) {
 		port := srv.Listener.Addr().(*net.TCPAddr).Port

@@ -8,6 +8,11 @@
 //	POST /api/decide  {"robots", "agents", "urls"}: a decision per URL, with the file's warnings and groups
 //	POST /api/lint    {"robots"}: the file's warnings and groups
 //	POST /api/fetch   {"origin"}: a live robots.txt through the project's fetcher, with its outcome
+//	POST /api/compare {"old", "new", "agents", "urls"}: every URL whose decision changes between two files
+//
+// "agent", the robotstxt command's spelling, is accepted for "agents": a
+// token, a comma-separated list or a list. An unknown field is refused
+// with the names the endpoint takes.
 //
 // Every error is answered with a 4xx status and {"error": "..."}, never a
 // 500: malformed JSON or no product token with 400, a request whose Host
@@ -105,6 +110,7 @@ func New(opts Options) http.Handler {
 	mux.Handle("/api/decide", only(http.MethodPost, http.HandlerFunc(h.decide)))
 	mux.Handle("/api/lint", only(http.MethodPost, http.HandlerFunc(h.lint)))
 	mux.Handle("/api/fetch", only(http.MethodPost, http.HandlerFunc(h.fetch)))
+	mux.Handle("/api/compare", only(http.MethodPost, http.HandlerFunc(h.compare)))
 	mux.HandleFunc("/", notFound)
 	return guardHost(mux)
 }

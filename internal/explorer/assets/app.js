@@ -177,7 +177,7 @@ function drawFile(lines, d) {
     // A note marks a valid line without effect: shown, but not as a fault.
     for (const w of warnings.get(n) || []) {
       line.classList.add(w.severity === "note" ? "noted" : "warned");
-      line.append(el("div", { class: w.severity === "note" ? "note" : "warning", text: (w.severity === "note" ? "ℹ note: " : "⚠ ") + w.message }));
+      line.append(el("div", { class: w.severity === "note" ? "note" : "warning", text: (w.severity === "note" ? "ℹ note: " : w.severity === "error" ? "⚠ error: " : "⚠ ") + w.message }));
     }
     box.append(line);
     if (box !== root && n >= end) box = root;
@@ -327,4 +327,54 @@ async function start() {
   }
   decide();
 }
+
+// The comparison: two files side by side, POST /api/compare, and the URLs
+// whose decision changes, each with the deciding line of both files.
+function lines(el) {
+  return el.value.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+}
+
+function sideText(d) {
+  const verdict = d.allowed ? "✓ allowed" : "✗ disallowed";
+  return d.rule ? `${verdict} by line ${d.rule.line}: ${ruleText(d.rule)}` : `${verdict}: ${d.reason.replace(/^(dis)?allowed:? ?/, "")}`;
+}
+
+$("compare-copy").addEventListener("click", () => { $("compare-old").value = robotsEl.value; });
+
+$("compare-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const summary = $("compare-summary"), list = $("changes");
+  summary.textContent = "Comparing…";
+  list.replaceChildren();
+  delete $("compare").dataset.state;
+  const body = { old: $("compare-old").value, new: $("compare-new").value,
+    agents: lines($("compare-agents")), urls: lines($("compare-urls")) };
+  let r;
+  try {
+    r = await post("/api/compare", body);
+  } catch (e) {
+    summary.textContent = "⚠ the explorer server did not answer: " + e.message;
+    $("compare").dataset.state = "error";
+    return;
+  }
+  const d = r.data;
+  if (r.status !== 200) {
+    summary.textContent = "⚠ " + d.error;
+    $("compare").dataset.state = "error";
+    return;
+  }
+  const n = d.changes.length;
+  summary.textContent = `${n} of ${d.compared} decision${d.compared === 1 ? "" : "s"} change` +
+    ` (${d.urls.length} URL${d.urls.length === 1 ? "" : "s"}, crawlers: ${d.agents.join("; ")})` +
+    (d.unreadable ? `; not compared: ${d.unreadable.join(", ")}` : "") + ".";
+  list.replaceChildren(...d.changes.map((c) => el("li",
+    { class: "change " + (c.new.allowed ? "now-allowed" : "now-disallowed"), "data-url": c.url, "data-agent": c.agent },
+    el("div", { class: "head" },
+      el("code", { class: "url", text: c.url }), " for ", el("code", { class: "agent", text: c.agent })),
+    el("div", { class: "sides" },
+      el("div", { class: "old", text: "old: " + sideText(c.old) }),
+      el("div", { class: "new", text: "new: " + sideText(c.new) })))));
+  $("compare").dataset.state = "ready";
+});
+
 start();

@@ -1,0 +1,126 @@
+package explorer
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/crawlkit/robots/internal/diff"
+)
+
+// compareRequest is the body of POST /api/compare: the robots.txt in
+// force and the one about to replace it.
+type compareRequest struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+	// Agents are the crawlers to compare, each its product tokens, most
+	// specific first, separated by commas ("Googlebot-Image,Googlebot").
+	// If empty, every crawler either file names is compared, and "*".
+	Agents []string `json:"agents"`
+	// Agent is the robotstxt command's spelling of Agents.
+	Agent agentField `json:"agent,omitempty"`
+	// URLs are the URLs to compare. If empty, the paths the rules of both
+	// files are written for are, with their neighbours (see diff.URLs).
+	URLs []string `json:"urls"`
+}
+
+// compareResponse is the answer to POST /api/compare: each file's
+// warnings and groups, and every URL whose decision changes.
+type compareResponse struct {
+	OldFile fileReport `json:"oldFile"`
+	NewFile fileReport `json:"newFile"`
+	diff.Result
+}
+
+func (h *handler) compare(w http.ResponseWriter, r *http.Request) {
+	var req compareRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	old, err := parseRobots(req.Old)
+	if err != nil {
+		err.msg = "old " + err.msg
+		writeError(w, err)
+		return
+	}
+	nu, err := parseRobots(req.New)
+	if err != nil {
+		err.msg = "new " + err.msg
+		writeError(w, err)
+		return
+	}
+	if req.Agents, err = req.Agent.merge(req.Agents); err == nil {
+		err = checkURLs(req.URLs)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	crawlers := make([][]string, 0, len(req.Agents))
+	for _, a := range req.Agents {
+		tokens := strings.Split(a, ",")
+		for i := range tokens {
+			tokens[i] = strings.TrimSpace(tokens[i])
+		}
+		if err := checkAgents(tokens); err != nil {
+			writeError(w, err)
+			return
+		}
+		crawlers = append(crawlers, tokens)
+	}
+	if len(crawlers) > MaxAgents {
+		writeError(w, badRequest("%d crawlers; the limit is %d", len(crawlers), MaxAgents))
+		return
+	}
+	if len(crawlers) == 0 {
+		crawlers = diff.Agents(old, nu)
+	}
+	urls := req.URLs
+	if len(urls) == 0 {
+		urls = diff.URLs(old, nu)
+	}
+	writeJSON(w, http.StatusOK, compareResponse{
+		OldFile: describe(old),
+		NewFile: describe(nu),
+		Result:  diff.Compare(old, nu, crawlers, urls),
+	})
+}
+
+// agentField is the "agent" field, the robotstxt command's spelling of
+// "agents": one product token, a comma-separated list, or a JSON list.
+type agentField []string
+
+// UnmarshalJSON reads a string as a comma-separated list of tokens, and a
+// list of strings as it is.
+func (a *agentField) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		for _, t := range strings.Split(s, ",") {
+			*a = append(*a, strings.TrimSpace(t))
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return errors.New(`"agent" should be a product token, a comma-separated list of them, or a list of strings`)
+	}
+	*a = list
+	return nil
+}
+
+// merge returns agents, or the tokens of a in their place; giving both is
+// ambiguous and refused.
+func (a agentField) merge(agents []string) ([]string, *apiError) {
+	switch {
+	case a == nil:
+		return agents, nil
+	case agents != nil:
+		return nil, badRequest(`both "agents" and "agent": give one`)
+	}
+	return a, nil
+}
