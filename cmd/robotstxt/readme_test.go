@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/crawlkit/robots/internal/explorer"
 )
 
 // readmeCommand is a robotstxt command line of the README, with the
@@ -125,4 +129,99 @@ func TestREADME(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+// readmeCall is a curl line of the README and the JSON answer shown after
+// it.
+type readmeCall struct {
+	line, path, body, want string
+}
+
+// curlLine reads the README's curl lines: the API path on the explorer's
+// default address and the -d '...' body.
+var curlLine = regexp.MustCompile(`^curl -s http://127\.0\.0\.1:8080(/api/\w+) -H 'Content-Type: application/json' -d '([^']*)'$`)
+
+// readmeCalls returns the curl lines of the README's sh blocks, each with
+// the json block that follows it.
+func readmeCalls(t *testing.T, readme string) []readmeCall {
+	t.Helper()
+	var calls []readmeCall
+	block, pending := "", -1 // the open block's kind; the call waiting for its answer
+	var body strings.Builder
+	for _, line := range strings.Split(readme, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```") && block == "":
+			block = strings.TrimPrefix(line, "```")
+			body.Reset()
+		case strings.HasPrefix(line, "```"):
+			if block == "json" && pending >= 0 {
+				calls[pending].want, pending = body.String(), -1
+			}
+			block = ""
+		case block == "json":
+			body.WriteString(line + "\n")
+		case block == "sh" && strings.HasPrefix(line, "curl "):
+			m := curlLine.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("README curl line not in the form the test replays: %s", line)
+			}
+			calls = append(calls, readmeCall{line: line, path: m[1], body: m[2]})
+			pending = len(calls) - 1
+		}
+	}
+	return calls
+}
+
+// TestREADMEAPI replays every curl line of the README against the
+// explorer and compares each answer with the JSON the README shows after
+// it (times aside), so that the API's documentation stays true.
+func TestREADMEAPI(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := readmeCalls(t, string(data))
+	seen := map[string]bool{}
+	srv := httptest.NewServer(explorer.New(explorer.Options{}))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, c := range calls {
+		seen[c.path] = true
+		t.Run(c.path, func(t *testing.T) {
+			body := strings.ReplaceAll(c.body, "127.0.0.1:8080", addr)
+			resp, err := srv.Client().Post(srv.URL+c.path, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got, want any
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%s: status %d, %v", c.line, resp.StatusCode, err)
+			}
+			if err := json.Unmarshal([]byte(strings.ReplaceAll(c.want, "127.0.0.1:8080", addr)), &want); err != nil {
+				t.Fatalf("the README's answer to %s is not JSON: %v\n%s", c.path, err, c.want)
+			}
+			dropTimes(got)
+			dropTimes(want)
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("%s answers\n%s\nthe README shows\n%s", c.path, g, w)
+			}
+		})
+	}
+	for _, p := range []string{"/api/decide", "/api/lint", "/api/fetch", "/api/compare"} {
+		if !seen[p] {
+			t.Errorf("the README shows no curl example of %s", p)
+		}
+	}
+}
+
+// dropTimes removes the times of a fetch answer, which differ per run.
+func dropTimes(v any) {
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range []string{"fetchedAt", "expires", "retryAt"} {
+			delete(m, k)
+		}
+	}
 }
