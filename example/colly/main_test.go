@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/crawlkit/robots/internal/fakeclock"
 	"github.com/crawlkit/robots/policy"
+	"github.com/gocolly/colly/v2"
 )
 
 // crawl runs the demo on an injected clock, so that the site's
@@ -107,4 +110,35 @@ func TestDemo(t *testing.T) {
 			t.Errorf("%d of %d requests proxied, %d errors", res.proxied, len(res.hits), res.errors)
 		}
 	})
+}
+
+// TestDomainGlobHasPort checks what the README's colly section says of
+// LimitRule: colly matches DomainGlob against URL.Host, port included, so
+// a glob of the bare host name matches nothing on a site with a port and
+// the rule silently does not apply; and that the README and this demo
+// both give the rule the host with its port.
+func TestDomainGlobHasPort(t *testing.T) {
+	host := "site.example:8080" // a URL.Host with a port
+	for glob, want := range map[string]bool{"site.example": false, host: true} {
+		rule := &colly.LimitRule{DomainGlob: glob, Parallelism: 1}
+		if err := rule.Init(); err != nil {
+			t.Fatal(err)
+		}
+		if rule.Match(host) != want {
+			t.Errorf("DomainGlob %q matches %q: %v, want %v", glob, host, !want, want)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	glob := regexp.MustCompile(`LimitRule\{DomainGlob: ([^,]+),`)
+	r, d := glob.FindSubmatch(readme), glob.FindSubmatch(demo)
+	if r == nil || d == nil || string(r[1]) != "siteURL.Host" || string(d[1]) != "siteURL.Host" {
+		t.Errorf("DomainGlob in the README %q and in main.go %q, want siteURL.Host in both", r, d)
+	}
 }

@@ -1,0 +1,19 @@
+module github.com/crawlkit/robots/example/retry
+
+go 1.26.0
+
+require (
+	github.com/crawlkit/robots v0.0.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
+)
+
+require (
+	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/maypok86/otter/v2 v2.4.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
+
+replace github.com/crawlkit/robots => ../..
