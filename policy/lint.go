@@ -87,7 +87,12 @@ func editDistance(a, b string, limit int) int {
 // be and what ignoring it does to the file; any other name is a warning.
 func (p *parser) unknownField(n int, key, value string) {
 	spelling, ok := nearField(key)
-	if !ok {
+	switch {
+	case (strings.EqualFold(key, "http") || strings.EqualFold(key, "https")) && strings.HasPrefix(value, "//"):
+		// A URL alone on a line splits at its scheme's colon.
+		p.warn(n, "a URL alone is no robots.txt line; ignored: if it is a sitemap, write %q", "Sitemap: "+key+":"+value)
+		return
+	case !ok:
 		p.warn(n, "unknown field %q; ignored", key)
 		return
 	}

@@ -83,6 +83,7 @@ func TestFixHints(t *testing.T) {
 		},
 		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
 		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"not a full URL", `"https://example.com/sitemap.xml"`}},
+		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
