@@ -424,3 +424,36 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Googlebot: %+v, want 2 decisions compared and none changed", got.Result)
 	}
 }
+
+// TestCompareLimits checks that a comparison lists at most maxChanges
+// changes and counts the others, and refuses more than maxCompared
+// decisions with a message saying how to narrow it.
+func TestCompareLimits(t *testing.T) {
+	srv := newServer(t, Options{})
+	var rules strings.Builder
+	rules.WriteString("User-agent: *\n")
+	for i := range 500 {
+		fmt.Fprintf(&rules, "Disallow: /p%d\n", i)
+	}
+	var got compareResponse
+	if status := post(t, srv, "/api/compare", mustJSON(t, compareRequest{Old: "", New: rules.String()}), &got); status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if len(got.Changes) != maxChanges || got.More != 2000-maxChanges {
+		t.Errorf("%d changes listed and %d more, want %d and %d", len(got.Changes), got.More, maxChanges, 2000-maxChanges)
+	}
+	agents := make([]string, MaxAgents)
+	for i := range agents {
+		agents[i] = fmt.Sprintf("bot%d", i)
+	}
+	rules.Reset()
+	rules.WriteString("User-agent: *\n")
+	for i := range maxCompared / MaxAgents / 4 {
+		fmt.Fprintf(&rules, "Disallow: /p%d\n", i)
+	}
+	var refused errorResponse
+	status := post(t, srv, "/api/compare", mustJSON(t, compareRequest{Old: rules.String(), New: rules.String(), Agents: agents}), &refused)
+	if status != 400 || !strings.Contains(refused.Error, "name the crawlers or the URLs to compare") {
+		t.Errorf("status %d, %q; want 400 saying how to narrow the comparison", status, refused.Error)
+	}
+}

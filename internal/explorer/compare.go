@@ -25,12 +25,25 @@ type compareRequest struct {
 	URLs []string `json:"urls"`
 }
 
+// Limits on a comparison, so that two large files answer in about a
+// second with a page a browser can draw.
+const (
+	// maxCompared is the most decisions one comparison makes in each
+	// file: URLs times crawlers.
+	maxCompared = 1_000_000
+	// maxChanges is the most changes an answer lists; More counts the
+	// others.
+	maxChanges = 1000
+)
+
 // compareResponse is the answer to POST /api/compare: each file's
-// warnings and groups, and every URL whose decision changes.
+// warnings and groups, and every URL whose decision changes, the first
+// maxChanges of them listed.
 type compareResponse struct {
 	OldFile fileReport `json:"oldFile"`
 	NewFile fileReport `json:"newFile"`
 	diff.Result
+	More int `json:"more,omitempty"` // changes left out of the list
 }
 
 func (h *handler) compare(w http.ResponseWriter, r *http.Request) {
@@ -81,11 +94,16 @@ func (h *handler) compare(w http.ResponseWriter, r *http.Request) {
 	if len(urls) == 0 {
 		urls = diff.URLs(old, nu)
 	}
-	writeJSON(w, http.StatusOK, compareResponse{
-		OldFile: describe(old),
-		NewFile: describe(nu),
-		Result:  diff.Compare(old, nu, crawlers, urls),
-	})
+	if n := len(urls) * len(crawlers); n > maxCompared {
+		writeError(w, badRequest("%d URLs for %d crawlers make %d decisions; the limit is %d: name the crawlers or the URLs to compare",
+			len(urls), len(crawlers), n, maxCompared))
+		return
+	}
+	resp := compareResponse{OldFile: describe(old), NewFile: describe(nu), Result: diff.Compare(old, nu, crawlers, urls)}
+	if extra := len(resp.Changes) - maxChanges; extra > 0 {
+		resp.Changes, resp.More = resp.Changes[:maxChanges], extra
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // agentField is the "agent" field, the robotstxt command's spelling of

@@ -185,8 +185,10 @@ function drawFile(lines, d) {
   file.replaceChildren(root);
   let summary = `${lines.length} line${lines.length === 1 ? "" : "s"}`;
   if (d) {
-    const notes = d.warnings.filter((w) => w.severity === "note").length, warned = d.warnings.length - notes;
+    const notes = d.warnings.filter((w) => w.severity === "note").length;
+    const errors = d.warnings.filter((w) => w.severity === "error").length, warned = d.warnings.length - notes - errors;
     summary += `, ${d.groups.length} group${d.groups.length === 1 ? "" : "s"}, ` +
+      (errors ? `${errors} error${errors === 1 ? "" : "s"}, ` : "") +
       `${warned} warning${warned === 1 ? "" : "s"}`;
     if (notes) summary += `, ${notes} note${notes === 1 ? "" : "s"}`;
   }
@@ -363,8 +365,9 @@ $("compare-form").addEventListener("submit", async (ev) => {
     $("compare").dataset.state = "error";
     return;
   }
-  const n = d.changes.length;
+  const n = d.changes.length + (d.more || 0);
   summary.textContent = `${n} of ${d.compared} decision${d.compared === 1 ? "" : "s"} change` +
+    (d.more ? ` (the first ${d.changes.length} listed)` : "") +
     ` (${d.urls.length} URL${d.urls.length === 1 ? "" : "s"}, crawlers: ${d.agents.join("; ")})` +
     (d.unreadable ? `; not compared: ${d.unreadable.join(", ")}` : "") + ".";
   list.replaceChildren(...d.changes.map((c) => el("li",
