@@ -82,18 +82,22 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// unknownField reports a field that no crawler reads. A near miss of a
-// known field is an error that says what the line was probably meant to
-// be and what ignoring it does to the file; any other name is a warning.
-func (p *parser) unknownField(n int, key, value string) {
+// unknownField reports a field that no crawler reads, or, without colon,
+// a line of two words that no crawler reads. A near miss of a known field
+// is an error that says what the line was probably meant to be and what
+// ignoring it does to the file; anything else is a warning.
+func (p *parser) unknownField(n int, key, value string, colon bool) {
 	spelling, ok := nearField(key)
 	switch {
-	case (strings.EqualFold(key, "http") || strings.EqualFold(key, "https")) && strings.HasPrefix(value, "//"):
+	case colon && (strings.EqualFold(key, "http") || strings.EqualFold(key, "https")) && strings.HasPrefix(value, "//"):
 		// A URL alone on a line splits at its scheme's colon.
 		p.warn(n, "a URL alone is no robots.txt line; ignored: if it is a sitemap, write %q", "Sitemap: "+key+":"+value)
 		return
-	case !ok:
+	case !ok && colon:
 		p.warn(n, "unknown field %q; ignored", key)
+		return
+	case !ok:
+		p.warn(n, "no colon: not a robots.txt line; ignored")
 		return
 	}
 	var consequence string
@@ -116,7 +120,11 @@ func (p *parser) unknownField(n int, key, value string) {
 	case "Crawl-delay":
 		consequence = "no Crawl-delay applies"
 	}
-	p.fault(n, "%q is probably %s misspelt: crawlers ignore the line, so %s; write %s", key, spelling, consequence, spelling)
+	fix := spelling
+	if !colon {
+		fix += ": " + value
+	}
+	p.fault(n, "%q is probably %s misspelt: crawlers ignore the line, so %s; write %s", key, spelling, consequence, fix)
 }
 
 // maxListed is how many of a group's agents a message names.

@@ -81,6 +81,11 @@ func TestFixHints(t *testing.T) {
 			"User-agnet: BadBot\nDisallow: /",
 			[]string{"Disallow before any User-agent line; ignored", "it would join the group of line 1 if that line were spelt User-agent"},
 		},
+		{
+			"a misspelt User-agent without a colon is the typo it is",
+			"User-agent: *\nDisallow: /tmp\nUser-agnet BadBot",
+			[]string{"probably User-agent misspelt", "join the group of line 1", "write User-agent: BadBot"},
+		},
 		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
 		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"not a full URL", `"https://example.com/sitemap.xml"`}},
 		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},

@@ -335,6 +335,12 @@ func (p *parser) line(n int, text string) {
 		// Google's parser, crawler-commons and protego all read a field
 		// name, whitespace and one value as if the colon were there.
 		p.warn(n, "no colon: %q read as %q", text, field+": "+value)
+	case !ok && key != "" && !exact:
+		// Two words whose first is a misspelt field: the typo matters
+		// more than the colon.
+		p.unknownField(n, key, value, false)
+		p.extend(n, "")
+		return
 	case !ok:
 		p.warn(n, "no colon: not a robots.txt line; ignored")
 		p.extend(n, "")
@@ -342,7 +348,7 @@ func (p *parser) line(n int, text string) {
 	case !known && exact:
 		p.warn(n, "%s is not part of RFC 9309; ignored", key)
 	case !known:
-		p.unknownField(n, key, value)
+		p.unknownField(n, key, value, true)
 	case !exact:
 		p.warn(n, "%q read as %q", key, field)
 	}
