@@ -31,10 +31,6 @@ type Warning struct {
 	Severity string `json:"severity"`
 }
 
-// IsNote reports whether w is a note: a valid line worth knowing about,
-// which fails no check.
-func (w Warning) IsNote() bool { return w.Severity == policy.SeverityNote.String() }
-
 // Decision is the outcome for one URL.
 type Decision struct {
 	URL      string    `json:"url"`
