@@ -24,6 +24,17 @@ var typoFields = [...]struct{ name, spelling string }{
 	{"crawl-delay", "Crawl-delay"},
 }
 
+// notDefined reports a field some crawlers read that RFC 9309 does not
+// define, with what to use instead where that is known.
+func (p *parser) notDefined(n int, key string) {
+	if strings.EqualFold(key, "noindex") {
+		// Google stopped reading it in 2019; others never did.
+		p.warn(n, "%s is not part of RFC 9309; ignored: no major crawler reads it, so mark pages with a noindex robots meta tag or X-Robots-Tag header instead", key)
+		return
+	}
+	p.warn(n, "%s is not part of RFC 9309; ignored", key)
+}
+
 // nearField returns the spelling of the field that key, a name no
 // crawler reads, is probably a misspelling of: one within a small edit
 // distance (a letter wrong, missing, extra, or two swapped; two such
@@ -225,7 +236,7 @@ func (p *parser) sitemap(n int, value string) {
 		if err == nil && strings.HasPrefix(value, "/") && !strings.HasPrefix(value, "//") {
 			example = "https://example.com" + value
 		}
-		p.warn(n, "Sitemap %q is not a full URL; crawlers such as Google's ignore it: write it with its scheme and host, such as %q", value, example)
+		p.warn(n, "Sitemap %q is relative; crawlers such as Google's ignore it: write it as an absolute URL, such as %q", value, example)
 	}
 	p.r.sitemaps = append(p.r.sitemaps, value)
 }

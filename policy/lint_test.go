@@ -87,7 +87,8 @@ func TestFixHints(t *testing.T) {
 			[]string{"probably User-agent misspelt", "join the group of line 1", "write User-agent: BadBot"},
 		},
 		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
-		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"not a full URL", `"https://example.com/sitemap.xml"`}},
+		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"is relative", `absolute URL, such as "https://example.com/sitemap.xml"`}},
+		{"Noindex says what to use instead", "User-agent: *\nNoindex: /x", []string{"noindex robots meta tag or X-Robots-Tag header"}},
 		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},
 	}
 	for _, tt := range tests {

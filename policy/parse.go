@@ -346,7 +346,7 @@ func (p *parser) line(n int, text string) {
 		p.extend(n, "")
 		return
 	case !known && exact:
-		p.warn(n, "%s is not part of RFC 9309; ignored", key)
+		p.notDefined(n, key)
 	case !known:
 		p.unknownField(n, key, value, true)
 	case !exact:
