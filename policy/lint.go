@@ -166,7 +166,35 @@ func (p *parser) stray(n int, kind string) {
 			kind, p.typoAgent)
 		return
 	}
+	p.strays = append(p.strays, len(p.r.warnings))
 	p.fault(n, "%s before any User-agent line; ignored: put a User-agent line above it (User-agent: * for every crawler)", kind)
+}
+
+// placeStrays adds to each stray rule's warning the group it would join
+// if moved down, the first of the file, once the file is read.
+func (p *parser) placeStrays() {
+	defer func() {
+		if cap(p.strays) > maxPooled {
+			p.strays = nil // not held by the parser pool
+		}
+	}()
+	if len(p.strays) == 0 || len(p.groups) == 0 {
+		return
+	}
+	g := p.groups[0]
+	end := int(g.agentsEnd)
+	if p.cur == 0 {
+		end = len(p.agents) // the first group is the one still open
+	}
+	agents := p.agents[:end]
+	more := ""
+	if len(agents) > maxListed {
+		agents, more = agents[:maxListed], fmt.Sprintf(" and %d more", len(agents)-maxListed)
+	}
+	where := fmt.Sprintf(", or move it into the group of line %d (User-agent: %s%s)", g.line, strings.Join(agents, ", "), more)
+	for _, i := range p.strays {
+		p.r.warnings[i].Message += where
+	}
 }
 
 // badPattern reports a pattern that match.Compile refuses (err), with the

@@ -87,6 +87,7 @@ func TestFixHints(t *testing.T) {
 			[]string{"probably User-agent misspelt", "join the group of line 1", "write User-agent: BadBot"},
 		},
 		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
+
 		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"is relative", `absolute URL, such as "https://example.com/sitemap.xml"`}},
 		{"Noindex says what to use instead", "User-agent: *\nNoindex: /x", []string{"noindex robots meta tag or X-Robots-Tag header"}},
 		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},
@@ -107,6 +108,30 @@ func TestFixHints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStrayRuleNamesGroup checks that a rule before any group names the
+// first group, which it would join if moved down, and that a file with
+// no group gets no such hint.
+func TestStrayRuleNamesGroup(t *testing.T) {
+	r := Parse([]byte("Disallow: /early\nAllow: /e\n\nUser-agent: a\nUser-agent: b\nDisallow: /x\n\nUser-agent: c\nDisallow: /y\n"))
+	ws := r.Warnings()
+	if len(ws) != 2 {
+		t.Fatalf("warnings %v, want the two stray rules", ws)
+	}
+	for _, w := range ws {
+		if !strings.HasSuffix(w.Message, "or move it into the group of line 4 (User-agent: a, b)") || w.Severity != SeverityError {
+			t.Errorf("%s, want an error naming the group of line 4", w)
+		}
+	}
+	open := Parse([]byte("Disallow: /early\nUser-agent: a\n"))
+	if ws := open.Warnings(); len(ws) != 1 || !strings.HasSuffix(ws[0].Message, "the group of line 2 (User-agent: a)") {
+		t.Errorf("with the first group still open: %v", ws)
+	}
+	none := Parse([]byte("Disallow: /early\n"))
+	if ws := none.Warnings(); len(ws) != 1 || strings.Contains(ws[0].Message, "move it") {
+		t.Errorf("without a group: %v, want no group named", ws)
 	}
 }
 

@@ -72,6 +72,9 @@ type parser struct {
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
 	// typoAgent is the line of the last misspelt User-agent, or 0.
 	typoAgent int
+	// strays index the warnings of rules before any group that name no
+	// misspelt User-agent; placeStrays names the first group in them.
+	strays []int
 
 	// The agents and rules of each group follow those of the groups
 	// before it; closeGroup marks where they end.
@@ -112,7 +115,7 @@ func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
 	p.ruleLines, p.empties = p.ruleLines[:0], p.empties[:0]
-	p.typoAgent = 0
+	p.typoAgent, p.strays = 0, p.strays[:0]
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	whole := len(data) <= maxParse
 	if !whole {
@@ -150,6 +153,7 @@ func Parse(data []byte) *Robots {
 		line++
 		p.warn(line, "file longer than %d bytes; the rest is ignored", maxParse)
 	}
+	p.placeStrays()
 	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
