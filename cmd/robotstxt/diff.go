@@ -20,7 +20,7 @@ about to be (NEW), and prints every URL whose decision changes, for which
 crawler, with the deciding rule and its line in each file:
 
   /drafts/x for FixtureBot: allowed, now disallowed
-    old.txt: allowed (no rule matched)
+    old.txt: allowed: no rule matched
     new.txt:7: disallowed by Disallow: /drafts (line 7)
 
 The crawlers are those given with -agent (each -agent is one crawler; a
@@ -58,7 +58,7 @@ func (c *crawlerList) Set(value string) error {
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newCommand("diff", diffSynopsis, diffHelp, stdout, stderr)
 	var agents crawlerList
-	cmd.fl.Var(&agents, "agent", "a crawler's product `TOKEN`s, most specific first, comma-separated; repeat for more crawlers")
+	cmd.fl.Var(&agents, "agent", "one crawler: its product `TOKEN`, or its tokens comma-separated, most specific first; repeat for more crawlers")
 	urlsFile := cmd.fl.String("urls", "", "read URLs from `FILE`, one a line; - reads standard input")
 	asJSON := cmd.fl.Bool("json", false, `print {"agents", "urls", "changes", "compared"}`)
 	rest, status, done := cmd.parse(args)
