@@ -148,7 +148,12 @@ func (p *parser) groupAgents() string {
 	if p.cur > 0 {
 		start = int(p.groups[p.cur-1].agentsEnd)
 	}
-	agents := p.agents[start:]
+	return listAgents(p.agents[start:])
+}
+
+// listAgents names agents for a message, the first maxListed of them:
+// "User-agent: a, b, c and 2 more".
+func listAgents(agents []string) string {
 	more := ""
 	if len(agents) > maxListed {
 		agents, more = agents[:maxListed], fmt.Sprintf(" and %d more", len(agents)-maxListed)
@@ -173,27 +178,18 @@ func (p *parser) stray(n int, kind string) {
 // placeStrays adds to each stray rule's warning the group it would join
 // if moved down, the first of the file, once the file is read.
 func (p *parser) placeStrays() {
-	defer func() {
-		if cap(p.strays) > maxPooled {
-			p.strays = nil // not held by the parser pool
+	if len(p.strays) > 0 && len(p.groups) > 0 {
+		end := int(p.groups[0].agentsEnd)
+		if p.cur == 0 {
+			end = len(p.agents) // the first group is the one still open
 		}
-	}()
-	if len(p.strays) == 0 || len(p.groups) == 0 {
-		return
+		where := fmt.Sprintf(", or move it into the group of line %d (%s)", p.groups[0].line, listAgents(p.agents[:end]))
+		for _, i := range p.strays {
+			p.r.warnings[i].Message += where
+		}
 	}
-	g := p.groups[0]
-	end := int(g.agentsEnd)
-	if p.cur == 0 {
-		end = len(p.agents) // the first group is the one still open
-	}
-	agents := p.agents[:end]
-	more := ""
-	if len(agents) > maxListed {
-		agents, more = agents[:maxListed], fmt.Sprintf(" and %d more", len(agents)-maxListed)
-	}
-	where := fmt.Sprintf(", or move it into the group of line %d (User-agent: %s%s)", g.line, strings.Join(agents, ", "), more)
-	for _, i := range p.strays {
-		p.r.warnings[i].Message += where
+	if cap(p.strays) > maxPooled {
+		p.strays = nil // not held by the parser pool
 	}
 }
 
