@@ -32,6 +32,7 @@ type Robots struct {
 	rules     []rule
 	agentEnds []uint32 // where each agent ends in text; see agent
 	sitemaps  []string
+	prefs     []prefLine // the Content-Usage and Content-Signal lines, in file order
 	warnings  []Warning
 	lines     int
 
@@ -58,6 +59,9 @@ type Group struct {
 	// CrawlDelay is the group's Crawl-delay, valid when HasCrawlDelay.
 	CrawlDelay    time.Duration
 	HasCrawlDelay bool
+	// Preferences are the group's Content-Usage and Content-Signal lines
+	// in file order, malformed ones that still apply included.
+	Preferences []PreferenceLine
 }
 
 // Rule is one Allow or Disallow line.
