@@ -455,9 +455,9 @@ func (p *parser) usageMember(n int, l *PreferenceLine, m sfv.Member) {
 		if l.usage[i] != UsageUnknown {
 			return
 		}
-		switch {
-		case m.IsToken && (m.Token == "yes" || m.Token == "no"):
-			p.note(n, "Content-Usage %s=%s is an unknown preference; write %s=%s", m.Key, m.Token, m.Key, m.Token[:1])
+		switch lower := strings.ToLower(m.Token); {
+		case m.IsToken && (lower == "yes" || lower == "no" || lower == "y" || lower == "n"):
+			p.note(n, "Content-Usage %s=%s is an unknown preference; write %s=%s", m.Key, m.Token, m.Key, lower[:1])
 		case m.IsToken:
 			p.warn(n, "Content-Usage %s=%s is an unknown preference; the value is y or n", m.Key, m.Token)
 		default:

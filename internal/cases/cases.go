@@ -24,19 +24,29 @@ type Case struct {
 	Expected bool // allowed
 	Note     string
 	Line     int // line of the row in its CSV file
+	// ExpectedPreferences are the combined preferences the row expects,
+	// one per preference column it fills (see PreferenceLabels).
+	ExpectedPreferences []Expected
 }
 
 // Result is a case and what the policy decided for it.
 type Result struct {
 	Case
 	Decision policy.Decision
-	Err      error // the URL could not be read
+	// Preferences is the answer for the URL, read only when the case
+	// expects some.
+	Preferences policy.Preferences
+	Err         error // the URL could not be read
 }
 
-// Passed reports whether the decision is the one expected.
-func (r Result) Passed() bool { return r.Err == nil && r.Decision.Allowed == r.Expected }
+// Passed reports whether the decision, and every preference expected,
+// is the one expected.
+func (r Result) Passed() bool {
+	return r.Err == nil && r.Decision.Allowed == r.Expected && len(r.PreferencesDiffering()) == 0
+}
 
-// Read parses a cases CSV with the header agent,url,expected[,note].
+// Read parses a cases CSV with the header agent,url,expected[,note],
+// optionally followed by preference columns (see preferenceColumns).
 func Read(r io.Reader) ([]Case, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -70,6 +80,9 @@ func Read(r io.Reader) ([]Case, error) {
 			return ""
 		}
 		c := Case{Agent: get("agent"), URL: get("url"), Note: get("note"), Line: line}
+		if c.ExpectedPreferences, err = preferenceColumns(get); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
 		switch strings.ToLower(strings.TrimSpace(get("expected"))) {
 		case "allowed", "allow":
 			c.Expected = true
@@ -92,6 +105,9 @@ func Run(r *policy.Robots, cs []Case) []Result {
 			continue
 		}
 		out[i].Decision = r.Decide(path, c.Agent)
+		if len(c.ExpectedPreferences) > 0 {
+			out[i].Preferences = r.Preferences(path, c.Agent)
+		}
 	}
 	return out
 }
@@ -120,4 +136,49 @@ func Find(dir string) ([]Suite, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Cases < out[j].Cases })
 	return out, err
+}
+
+// PreferenceLabels are the optional columns of a cases file after note,
+// each a label whose combined preference (policy.Preferences) the row
+// expects: y, n or unknown. An empty cell expects nothing.
+var PreferenceLabels = []string{"train-ai", "search"}
+
+// Expected is a preference a case expects for one label.
+type Expected struct {
+	Label string
+	Usage policy.Usage
+}
+
+// preferenceColumns reads the preference cells of a row through get.
+func preferenceColumns(get func(string) string) ([]Expected, error) {
+	var out []Expected
+	for _, label := range PreferenceLabels {
+		var u policy.Usage
+		switch v := strings.ToLower(strings.TrimSpace(get(label))); v {
+		case "":
+			continue
+		case "y":
+			u = policy.UsageAllowed
+		case "n":
+			u = policy.UsageDisallowed
+		case "unknown":
+			u = policy.UsageUnknown
+		default:
+			return nil, fmt.Errorf("%s is %q, want y, n or unknown", label, get(label))
+		}
+		out = append(out, Expected{Label: label, Usage: u})
+	}
+	return out, nil
+}
+
+// PreferencesDiffering returns the expected preferences that the answer
+// does not give.
+func (r Result) PreferencesDiffering() []Expected {
+	var out []Expected
+	for _, e := range r.ExpectedPreferences {
+		if r.Preferences.Label(e.Label).Usage != e.Usage {
+			out = append(out, e)
+		}
+	}
+	return out
 }

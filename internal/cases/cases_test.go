@@ -53,3 +53,28 @@ func TestRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPreferenceColumns checks the optional train-ai and search columns:
+// read when present, each cell y, n, unknown or empty, and checked
+// against the combined preference.
+func TestPreferenceColumns(t *testing.T) {
+	if _, err := Read(strings.NewReader("agent,url,expected,note,train-ai\nbot,/a,allowed,,maybe\n")); err == nil || !strings.Contains(err.Error(), `line 2: train-ai is "maybe"`) {
+		t.Errorf("bad cell: %v", err)
+	}
+	cs, err := Read(strings.NewReader("agent,url,expected,note,train-ai,search\n" +
+		"bot,/a,allowed,,n,unknown\n" +
+		"bot,/a,allowed,,y,\n" +
+		"bot,/a,allowed,,,y\n" +
+		"bot,/x,disallowed,,unknown,unknown\n" +
+		"bot,/b,allowed,,N,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := policy.Parse([]byte("User-agent: *\nDisallow: /x\nContent-Usage: train-ai=n\n"))
+	want := []bool{true, false, false, true, true}
+	for i, res := range Run(r, cs) {
+		if res.Passed() != want[i] {
+			t.Errorf("row %d: passed = %v, want %v (%v, differing %v)", res.Line, res.Passed(), want[i], res.Preferences, res.PreferencesDiffering())
+		}
+	}
+}
