@@ -260,9 +260,16 @@ func (r *Robots) Preferences(pathAndQuery string, tokens ...string) Preferences 
 	return r.Agent(tokens...).Preferences(pathAndQuery)
 }
 
+// HasPreferences reports whether the file has a Content-Usage or
+// Content-Signal line that was read.
+func (r *Robots) HasPreferences() bool { return r != nil && len(r.prefs) > 0 }
+
 // ContentSignals returns the Content-Signal lines before any group,
 // which apply to every crawler, in file order.
 func (r *Robots) ContentSignals() []PreferenceLine {
+	if r == nil {
+		return nil
+	}
 	var out []PreferenceLine
 	for _, l := range r.prefs {
 		if l.group < 0 {
