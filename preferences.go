@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/crawlkit/robots/policy"
@@ -19,8 +20,8 @@ import (
 // reads them, without waiting for a politeness slot or sending anything.
 // It fetches the origin's robots.txt if it is not already held. While the
 // robots.txt is unavailable or unreachable every preference is unknown:
-// Check tells those apart. The error is Check's for a URL that names no
-// origin, or the context's.
+// Check tells those apart. It returns an error for a URL that is not an
+// absolute http or https URL, and the context's error.
 func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
 	t.init()
 	u, err := parseAbsolute(rawURL)
@@ -126,18 +127,9 @@ func preferencesOf(agent policy.Agent, tg *target) *policy.Preferences {
 func normalPurposes(purposes []string) []string {
 	var out []string
 	for _, p := range purposes {
-		if p = strings.TrimSpace(p); p != "" && !containsString(out, p) {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
