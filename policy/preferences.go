@@ -287,10 +287,12 @@ func (r *Robots) ContentSignals() []PreferenceLine {
 // number of Content-Usage and Content-Signal lines in the file; a file
 // with none allocates only the answer.
 func (a Agent) Preferences(pathAndQuery string) Preferences {
-	if a.owner == nil || len(a.owner.prefs) == 0 {
-		return collect(nil)
-	}
 	allowed := a.Allowed(pathAndQuery)
+	if a.owner == nil || len(a.owner.prefs) == 0 {
+		out := collect(nil)
+		out.Disallowed = !allowed
+		return out
+	}
 	var buf [smallPath]byte
 	path := match.AppendPath(buf[:0], pathAndQuery)
 	var (

@@ -249,3 +249,32 @@ func TestPreferencesNone(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPreferences checks on any file and path that the answer has one
+// preference per label, that every line it names states that answer and
+// is a line of the file, and that it agrees with Allowed.
+func FuzzPreferences(f *testing.F) {
+	f.Add([]byte(attachExample), "/ai-ok/x")
+	f.Add([]byte(cloudflareExample), "/")
+	f.Add([]byte("Content-Signal: ai-train=no\nUser-agent: *\nContent-Usage: /a* train-ai=y,search=(n)\nDisallow: /b\n"), "/a/../b")
+	f.Fuzz(func(t *testing.T, data []byte, path string) {
+		r := policy.Parse(data)
+		p := r.Preferences(path, "bot")
+		if len(p.Labels) != 3 || p.Disallowed == r.Allowed(path, "bot") {
+			t.Fatalf("%+v for %q", p, path)
+		}
+		for _, l := range p.Labels {
+			if (l.Usage == policy.UsageUnknown) != (len(l.From) == 0) {
+				t.Fatalf("%s=%s from %+v", l.Label, l.Usage, l.From)
+			}
+			for _, from := range l.From {
+				if from.Usage(l.Label) != l.Usage || from.Line < 1 || from.Line > r.Lines() {
+					t.Fatalf("%s=%s from %+v", l.Label, l.Usage, from)
+				}
+				if from.Source == policy.SourceContentUsage && p.Disallowed {
+					t.Fatalf("Content-Usage %+v on a disallowed path", from)
+				}
+			}
+		}
+	})
+}
