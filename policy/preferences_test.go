@@ -278,3 +278,36 @@ func FuzzPreferences(f *testing.F) {
 		}
 	})
 }
+
+// ExampleRobots_Preferences reads the example of draft-ietf-aipref-attach
+// section 3.4: each path's train-ai preference, with its line.
+func ExampleRobots_Preferences() {
+	r := policy.Parse([]byte(`User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+`))
+	for _, path := range []string{"/test", "/never/test", "/ai-ok/test"} {
+		p := r.Preferences(path, "ExampleBot").Label("train-ai")
+		fmt.Print(path, ": train-ai=", p.Usage)
+		for _, l := range p.From {
+			fmt.Print(" by ", l)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// /test: train-ai=n by Content-Usage: train-ai=n (line 4)
+	// /never/test: train-ai=unknown
+	// /ai-ok/test: train-ai=y by Content-Usage: /ai-ok/ train-ai=y (line 5)
+}
+
+// ExampleHeaderPreferences combines a page's Content-Usage header with
+// the robots.txt preferences for its URL: the most restrictive wins.
+func ExampleHeaderPreferences() {
+	site := policy.Parse([]byte("User-agent: *\nContent-Signal: search=yes, ai-train=yes\n"))
+	page := policy.HeaderPreferences("train-ai=n")
+	fmt.Println(site.Preferences("/article", "ExampleBot").Combine(page))
+	// Output:
+	// train-ai=n search=y ai-input=unknown
+}
