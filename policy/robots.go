@@ -9,6 +9,9 @@
 // server resolves the path to included, without allocating for ordinary
 // paths; Decide also says which rule, on which line, decided and which
 // groups applied. AllowedLiteral and DecideLiteral read the path alone.
+// Preferences says, beside them, what the site prefers a crawler do with
+// the content (its Content-Usage and Content-Signal lines): for each
+// label, such as train-ai, y, n or unknown, with the lines it came from.
 package policy
 
 import (
