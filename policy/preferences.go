@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -448,15 +449,17 @@ func (p *parser) contentUsage(n int, value string) {
 	} else if members, err := sfv.ParseDictionary(pref); err != nil {
 		p.warn(n, "Content-Usage value %q is not a Structured Fields Dictionary (RFC 9651), so every use is unknown%s", pref, dictionaryHint(pref))
 	} else {
+		var f findings
 		for _, m := range members {
-			p.usageMember(n, &l.PreferenceLine, m)
+			usageMember(&f, &l.PreferenceLine, m)
 		}
+		p.flush(n, &f)
 	}
 	p.r.prefs = append(p.r.prefs, l)
 }
 
 // usageMember reads one member of a Content-Usage value into l.
-func (p *parser) usageMember(n int, l *PreferenceLine, m sfv.Member) {
+func usageMember(f *findings, l *PreferenceLine, m sfv.Member) {
 	i := aiprefIndex(m.Key)
 	switch {
 	case i >= 0:
@@ -466,25 +469,25 @@ func (p *parser) usageMember(n int, l *PreferenceLine, m sfv.Member) {
 		}
 		switch lower := strings.ToLower(m.Token); {
 		case m.IsToken && (lower == "yes" || lower == "no" || lower == "y" || lower == "n"):
-			p.note(n, "Content-Usage %s=%s is an unknown preference; write %s=%s", m.Key, m.Token, m.Key, lower[:1])
+			f.note("Content-Usage %s=%s is an unknown preference; write %s=%s", m.Key, m.Token, m.Key, lower[:1])
 		case m.IsToken:
-			p.warn(n, "Content-Usage %s=%s is an unknown preference; the value is y or n", m.Key, m.Token)
+			f.warn("Content-Usage %s=%s is an unknown preference; the value is y or n", m.Key, m.Token)
 		default:
-			p.warn(n, "Content-Usage %s has no y or n token, so its preference is unknown; write %s=y or %s=n", m.Key, m.Key, m.Key)
+			f.warn("Content-Usage %s has no y or n token, so its preference is unknown; write %s=y or %s=n", m.Key, m.Key, m.Key)
 		}
 	case droppedLabels[m.Key] != "":
-		p.note(n, "Content-Usage label %q was dropped from the AI preference vocabulary and is ignored; %s", m.Key, droppedLabels[m.Key])
+		f.note("Content-Usage label %q was dropped from the AI preference vocabulary and is ignored; %s", m.Key, droppedLabels[m.Key])
 	case signalIndex(m.Key) >= 0 && labelIndex(m.Key) != signalIndex(m.Key):
 		// A Content-Signal key written in a Content-Usage line.
 		if j := signalIndex(m.Key); vocabulary[j].aipref {
-			p.note(n, "Content-Usage has no label %q; ignored: write %s", m.Key, vocabulary[j].label)
+			f.note("Content-Usage has no label %q; ignored: write %s", m.Key, vocabulary[j].label)
 		} else {
-			p.note(n, "Content-Usage has no label %q, which only Content-Signal has; ignored", m.Key)
+			f.note("Content-Usage has no label %q, which only Content-Signal has; ignored", m.Key)
 		}
 	case m.Key == "ai-input":
-		p.note(n, "Content-Usage has no label %q, which only Content-Signal has; ignored", m.Key)
+		f.note("Content-Usage has no label %q, which only Content-Signal has; ignored", m.Key)
 	default:
-		p.note(n, "Content-Usage label %q is not in the AI preference vocabulary (train-ai, search); ignored", m.Key)
+		f.note("Content-Usage label %q is not in the AI preference vocabulary (train-ai, search); ignored", m.Key)
 	}
 }
 
@@ -514,21 +517,24 @@ func (p *parser) contentSignal(n int, value string) {
 		return
 	}
 	l := prefLine{PreferenceLine: PreferenceLine{Source: SourceContentSignal, Line: n, Value: strings.Clone(value)}, group: int32(p.cur)}
-	var seen [nLabels]bool
+	var (
+		seen [nLabels]bool
+		f    findings
+	)
 	for pair := range strings.SplitSeq(value, ",") {
 		pair = trim(pair)
 		key, val, ok := strings.Cut(pair, "=")
 		key, val = strings.ToLower(trim(key)), strings.ToLower(trim(val))
 		if !ok || key == "" {
-			p.warn(n, "Content-Signal %q is not key=yes or key=no; ignored", pair)
+			f.warn("Content-Signal %q is not key=yes or key=no; ignored", pair)
 			continue
 		}
 		i := signalIndex(key)
 		if i < 0 {
 			if j := aiprefIndex(key); j >= 0 {
-				p.note(n, "Content-Signal has no key %q; ignored: write %s=%s", key, vocabulary[j].signal, signalSpelling(val))
+				f.note("Content-Signal has no key %q; ignored: write %s=%s", key, vocabulary[j].signal, signalSpelling(val))
 			} else {
-				p.note(n, "Content-Signal key %q is not one of search, ai-input, ai-train; ignored", key)
+				f.note("Content-Signal key %q is not one of search, ai-input, ai-train; ignored", key)
 			}
 			continue
 		}
@@ -539,19 +545,59 @@ func (p *parser) contentSignal(n int, value string) {
 		case "no":
 			u = UsageDisallowed
 		case "y", "n":
-			p.note(n, "Content-Signal %s=%s is not read; write %s=%s", key, val, key, signalSpelling(val))
+			f.note("Content-Signal %s=%s is not read; write %s=%s", key, val, key, signalSpelling(val))
 			continue
 		default:
-			p.warn(n, "Content-Signal %s=%q is neither yes nor no; ignored", key, val)
+			f.warn("Content-Signal %s=%q is neither yes nor no; ignored", key, val)
 			continue
 		}
 		if seen[i] {
-			p.warn(n, "Content-Signal names %s more than once; the most restrictive value counts", key)
+			f.warn("Content-Signal names %s more than once; the most restrictive value counts", key)
 		}
 		seen[i] = true
 		l.usage[i] = combine(l.usage[i], u)
 	}
+	p.flush(n, &f)
 	p.r.prefs = append(p.r.prefs, l)
+}
+
+// findings gathers what the members of one preference line are worth a
+// word on, so that a line of many members costs one warning and one note
+// at most, each naming the first finding and counting the others: a line
+// of a thousand bad members must not hold a thousand messages.
+type findings struct {
+	firstWarning, firstNote string
+	warnings, notes         int
+}
+
+func (f *findings) warn(format string, args ...any) {
+	if f.warnings++; f.warnings == 1 {
+		f.firstWarning = fmt.Sprintf(format, args...)
+	}
+}
+
+func (f *findings) note(format string, args ...any) {
+	if f.notes++; f.notes == 1 {
+		f.firstNote = fmt.Sprintf(format, args...)
+	}
+}
+
+// flush records the findings of line n.
+func (p *parser) flush(n int, f *findings) {
+	if f.warnings > 0 {
+		p.warn(n, "%s%s", f.firstWarning, more(f.warnings))
+	}
+	if f.notes > 0 {
+		p.note(n, "%s%s", f.firstNote, more(f.notes))
+	}
+}
+
+// more counts the findings of a line past its first.
+func more(k int) string {
+	if k == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d more like it on this line)", k-1)
 }
 
 // signalSpelling returns a Content-Usage value as Content-Signal writes it.

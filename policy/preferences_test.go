@@ -311,3 +311,26 @@ func ExampleHeaderPreferences() {
 	// Output:
 	// train-ai=n search=y ai-input=unknown
 }
+
+// TestPreferenceWarningsBounded checks that a line of many bad members
+// costs one warning and one note, not one each: a hostile file must not
+// hold many times its size in messages.
+func TestPreferenceWarningsBounded(t *testing.T) {
+	var usage, signal strings.Builder
+	usage.WriteString("train-ai=maybe, search=?1")
+	for i := range 1000 {
+		fmt.Fprintf(&usage, ", k%d=n", i)
+		fmt.Fprintf(&signal, "k%d=no,", i)
+	}
+	signal.WriteString("search=maybe,a,b")
+	r := policy.Parse([]byte("User-agent: *\nContent-Usage: " + usage.String() + "\nContent-Signal: " + signal.String() + "\n"))
+	ws := r.Warnings()
+	if len(ws) != 4 {
+		t.Fatalf("%d warnings, want one warning and one note per line: %v", len(ws), ws)
+	}
+	for _, w := range ws {
+		if len(w.Message) > 200 || !strings.Contains(w.Message, "more like it on this line") {
+			t.Errorf("%v", w)
+		}
+	}
+}
