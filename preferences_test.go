@@ -221,3 +221,37 @@ func ExampleTransport_Preferences() {
 	// train-ai refused by Content-Usage on line 2
 	// y for /open/data
 }
+
+// ExampleTransport_ResponsePreferences tags a fetched page with what its
+// site prefers: the page's Content-Usage header and the robots.txt line
+// for its URL, the most restrictive per label.
+func ExampleTransport_ResponsePreferences() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nContent-Signal: search=yes, ai-train=yes\n")
+			return
+		}
+		w.Header().Set("Content-Usage", "train-ai=n")
+		io.WriteString(w, "a page")
+	}))
+	defer site.Close()
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1})
+	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/page")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	p, _ := tr.ResponsePreferences(context.Background(), resp)
+	for _, l := range p.Labels {
+		fmt.Print(l.Label, "=", l.Usage)
+		for _, f := range l.From {
+			fmt.Print(" by ", f)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// train-ai=n by Content-Usage header: train-ai=n
+	// search=y by Content-Signal: search=yes, ai-train=yes (line 2)
+	// ai-input=unknown
+}
