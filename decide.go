@@ -12,6 +12,7 @@ import (
 // concurrent use.
 type decider struct {
 	tokens        []string // Options.Agents, or the product token of Options.UserAgent
+	purposes      []string // Options.Purposes
 	fallbackAfter time.Duration
 	logger        *slog.Logger
 	stats         *counters
@@ -47,15 +48,21 @@ func (d *decider) decide(st *state, tg *target, now time.Time) (policy.Agent, er
 			token = primaryToken(tokens)
 		}
 		rule := dec.Rule // a copy, so that dec itself stays off the heap
-		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved}
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved, Preferences: preferencesOf(agent, tg)}
 	default:
+		if e = d.byPreferences(agent, tg, tokens); e != nil {
+			break
+		}
 		d.stats.allowed.Add(1)
 		return agent, nil
 	}
 	d.stats.refused.Add(1)
-	if e.Rule != nil {
+	switch {
+	case e.Rule != nil:
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
-	} else {
+	case e.Preference != nil:
+		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "label", e.Label, "preference", e.Preference.Directive(), "source", e.Preference.Source.String(), "line", e.Preference.Line)
+	default:
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
 	}
 	return agent, e

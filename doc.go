@@ -31,6 +31,12 @@
 // for the origin's politeness slot: Options.MinDelay, raised by the
 // robots.txt's Crawl-delay and paused by a 429 or 503 Retry-After.
 //
+// A site's robots.txt can also say what a crawler may do with the content
+// (Content-Usage and Content-Signal lines): Preferences reads them for a
+// URL and ResponsePreferences adds a page's Content-Usage header; with
+// Options.Purposes, a URL whose site says "n" for every purpose declared
+// is refused too, its DisallowedError naming the label and the line.
+//
 // Check answers the same question without sending anything, for a crawl
 // frontier; Robots gives an origin's parsed robots.txt and its sitemaps;
 // Stats counts what the transport did. Time comes from Options.Now and

@@ -44,6 +44,18 @@ type DisallowedError struct {
 	// errors.Is(err, context.DeadlineExceeded) speaks only of the
 	// caller's own context.
 	Err error
+	// Label is, when the site's AI usage preferences refused the URL
+	// (see ByPreference and Options.Purposes), the first declared
+	// purpose ("train-ai"); empty otherwise.
+	Label string
+	// Preference is then the line that stated "n" for Label, with its
+	// Source (Content-Usage or Content-Signal) and line number; nil
+	// otherwise.
+	Preference *policy.PreferenceLine
+	// Preferences are the site's AI usage preferences for the URL, on
+	// every refusal made under a parsed robots.txt; nil when the origin's
+	// robots.txt was unreachable.
+	Preferences *policy.Preferences
 }
 
 // Error says which rule on which line refused the URL, or that the
@@ -75,6 +87,8 @@ func (e *DisallowedError) Error() string {
 			b.WriteString("; retry after ")
 			b.WriteString(e.RetryAt.UTC().Format(time.RFC3339))
 		}
+	case e.Preference != nil:
+		b.WriteString(e.preferenceDetail())
 	}
 	return b.String()
 }

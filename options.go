@@ -147,6 +147,16 @@ type Options struct {
 	// Logger records each robots.txt fetch with its outcome and each
 	// refused request with its reason. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Purposes are the uses the crawler makes of what it fetches, as AI
+	// usage preference labels: "train-ai" and "search" (AIPREF), or
+	// "ai-input" (Content-Signal only). When the site's robots.txt
+	// preference for a URL (Content-Usage and Content-Signal combined,
+	// see policy.Preferences) is "n" for every purpose declared, the
+	// request is refused unsent with a *DisallowedError whose
+	// ByPreference reports true. A label no line can state never refuses.
+	// If empty, preferences are only reported (Transport.Preferences),
+	// never enforced.
+	Purposes []string
 }
 
 // config is Options with every default applied and every value clamped:
@@ -154,6 +164,7 @@ type Options struct {
 type config struct {
 	userAgent string
 	tokens    []string
+	purposes  []string
 	now       func() time.Time
 	sleep     func(context.Context, time.Duration) error
 	logger    *slog.Logger
@@ -172,6 +183,7 @@ func newConfig(opts Options) config {
 	c := config{
 		userAgent:      opts.UserAgent,
 		tokens:         opts.Agents,
+		purposes:       normalPurposes(opts.Purposes),
 		now:            opts.Now,
 		sleep:          opts.Sleep,
 		logger:         opts.Logger,

@@ -60,7 +60,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
 	refresher := newRefresher(&c, cache, base, now, sleep, &t.stats)
 	t.origins.init(c.maxOrigins, c.maxRobotsBytes, refresher, now)
-	t.decider = decider{tokens: c.tokens, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
+	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
 }
 

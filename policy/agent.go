@@ -15,6 +15,7 @@ import (
 type Agent struct {
 	sel   *selection
 	token string
+	owner *Robots // for the preferences of the whole file
 }
 
 // Agent returns the groups that apply to a crawler presenting tokens, most
@@ -23,7 +24,7 @@ type Agent struct {
 // the "*" groups (RFC 9309 section 2.2.1). r may be nil.
 func (r *Robots) Agent(tokens ...string) Agent {
 	sel, token := r.lookup(tokens)
-	return Agent{sel: sel, token: token}
+	return Agent{sel: sel, token: token, owner: r}
 }
 
 // ProductToken returns the product token that leads a User-Agent string:

@@ -122,5 +122,11 @@ func (r *Robots) buildGroups() []Group {
 			groups[gi].Rules = rules[rlo:rhi:rhi]
 		}
 	}
+	for _, l := range r.prefs {
+		if l.group >= 0 {
+			g := &groups[l.group]
+			g.Preferences = append(g.Preferences, l.PreferenceLine)
+		}
+	}
 	return groups
 }

@@ -58,7 +58,7 @@ var fieldNames = map[string]string{
 // knownOther are fields some crawlers honour that RFC 9309 does not define.
 var knownOther = map[string]bool{
 	"host": true, "noindex": true, "clean-param": true, "request-rate": true,
-	"visit-time": true, "nofollow": true, "content-signal": true,
+	"visit-time": true, "nofollow": true,
 }
 
 // parser holds the state of one Parse call. Groups, their agents and
@@ -290,9 +290,10 @@ func trim(s string) string {
 
 // lookupField returns the field a field name means and whether it means
 // one, and whether the name is the field's own, in any case. The five
-// field names of nearly every line are compared without a map lookup.
+// field names of nearly every line, then the two of AI usage preferences
+// (preferences.go), are compared without a map lookup.
 func lookupField(key string) (field string, known, exact bool) {
-	for _, f := range [...]string{"user-agent", "disallow", "allow", "sitemap", "crawl-delay"} {
+	for _, f := range [...]string{"user-agent", "disallow", "allow", "sitemap", "crawl-delay", "content-usage", "content-signal"} {
 		if len(key) == len(f) && equalLower(key, f) {
 			return f, true, true
 		}
@@ -383,6 +384,10 @@ func (p *parser) field(n int, field string, value string) {
 		p.sitemap(n, value)
 	case "crawl-delay":
 		p.crawlDelay(n, value)
+	case "content-usage":
+		p.contentUsage(n, value)
+	case "content-signal":
+		p.contentSignal(n, value)
 	}
 }
 

@@ -9,6 +9,9 @@
 // server resolves the path to included, without allocating for ordinary
 // paths; Decide also says which rule, on which line, decided and which
 // groups applied. AllowedLiteral and DecideLiteral read the path alone.
+// Preferences says, beside them, what the site prefers a crawler do with
+// the content (its Content-Usage and Content-Signal lines): for each
+// label, such as train-ai, y, n or unknown, with the lines it came from.
 package policy
 
 import (
@@ -32,6 +35,7 @@ type Robots struct {
 	rules     []rule
 	agentEnds []uint32 // where each agent ends in text; see agent
 	sitemaps  []string
+	prefs     []prefLine // the Content-Usage and Content-Signal lines, in file order
 	warnings  []Warning
 	lines     int
 
@@ -58,6 +62,9 @@ type Group struct {
 	// CrawlDelay is the group's Crawl-delay, valid when HasCrawlDelay.
 	CrawlDelay    time.Duration
 	HasCrawlDelay bool
+	// Preferences are the group's Content-Usage and Content-Signal lines
+	// in file order, malformed ones that still apply included.
+	Preferences []PreferenceLine
 }
 
 // Rule is one Allow or Disallow line.

@@ -20,7 +20,9 @@ const casesSynopsis = `usage: robotstxt cases [-json] -robots FILE -cases FILE.c
 
 const casesHelp = `Cases runs release checks. A cases file is CSV with the header
 agent,url,expected,note: a crawler's product token, a path or http(s) URL,
-and allowed or disallowed. Each DIR is searched for folders holding both
+and allowed or disallowed. Optional columns train-ai and search after
+note hold the combined AI usage preference the URL must get (y, n or
+unknown; an empty cell checks nothing). Each DIR is searched for folders holding both
 robots.txt and cases.csv. Every row whose decision differs is printed as
 CASES:LINE: AGENT URL: expected ..., got ... (why), and the last line is
 "N passed, M failed". A row that cannot be run (an expected value other
@@ -184,7 +186,36 @@ func writeDisagreement(w io.Writer, casesName, robotsName string, r cases.Result
 		fmt.Fprintf(w, "expected %s, but the URL cannot be read: %v\n", verdict(r.Expected), r.Err)
 		return
 	}
-	fmt.Fprintf(w, "expected %s, got %s %s\n", verdict(r.Expected), verdict(r.Decision.Allowed), why(r.Decision, robotsName))
+	if r.Decision.Allowed != r.Expected {
+		fmt.Fprintf(w, "expected %s, got %s %s\n", verdict(r.Expected), verdict(r.Decision.Allowed), why(r.Decision, robotsName))
+		return
+	}
+	writePreferenceDisagreement(w, robotsName, r)
+}
+
+// writePreferenceDisagreement finishes the line of a case whose decision
+// is right but whose preferences are not: "expected train-ai=n, got
+// train-ai=y (by Content-Usage: train-ai=y, robots.txt:4)".
+func writePreferenceDisagreement(w io.Writer, robotsName string, r cases.Result) {
+	var parts []string
+	for _, e := range r.PreferencesDiffering() {
+		got := r.Preferences.Label(e.Label)
+		s := "expected " + e.Label + "=" + e.Usage.String() + ", got " + got.Usage.String()
+		var from []string
+		for _, l := range got.From {
+			from = append(from, l.Directive()+", "+robotsName+":"+strconv.Itoa(l.Line))
+		}
+		switch {
+		case len(from) > 0:
+			s += " (by " + strings.Join(from, "; ") + ")"
+		case r.Preferences.Disallowed:
+			s += " (the path is disallowed, so no Content-Usage applies)"
+		default:
+			s += " (no line states it)"
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintln(w, strings.Join(parts, "; "))
 }
 
 // printable returns s, quoted if it holds control characters (a CSV field

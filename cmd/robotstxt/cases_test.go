@@ -233,3 +233,24 @@ func TestCasesJSON(t *testing.T) {
 		t.Errorf("summary %+v, want 1 passed, 3 failed, 1 not run with why", s)
 	}
 }
+
+// TestCasesPreferences checks the optional train-ai and search columns:
+// a row whose decision is right but whose preference is not fails, with
+// the lines that gave the preference.
+func TestCasesPreferences(t *testing.T) {
+	dir := t.TempDir()
+	robots, csvName := filepath.Join(dir, "robots.txt"), filepath.Join(dir, "cases.csv")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private\nContent-Usage: train-ai=n\nContent-Signal: search=yes\n"), 0o644)
+	os.WriteFile(csvName, []byte("agent,url,expected,note,train-ai,search\n"+
+		"bot,/a,allowed,,n,y\n"+
+		"bot,/a,allowed,,y,unknown\n"+
+		"bot,/private,disallowed,,n,\n"+
+		"bot,/b,allowed,,,\n"), 0o644)
+	status, stdout, stderr := runCLI(t, "", "cases", "-robots", robots, "-cases", csvName)
+	want := csvName + ":3: bot /a: expected train-ai=y, got n (by Content-Usage: train-ai=n, " + robots + ":3); expected search=unknown, got y (by Content-Signal: search=yes, " + robots + ":4)\n" +
+		csvName + ":4: bot /private: expected train-ai=n, got unknown (the path is disallowed, so no Content-Usage applies)\n" +
+		"2 passed, 2 failed\n"
+	if status != 1 || stdout != want || stderr != "" {
+		t.Errorf("exit status %d, stderr %q, stdout:\n%s\nwant 1 and:\n%s", status, stderr, stdout, want)
+	}
+}

@@ -216,3 +216,24 @@ func TestLintFailLevel(t *testing.T) {
 		t.Errorf("lint -json -fail error: %+v, want the first file failed on its error and the second not", got)
 	}
 }
+
+// TestLintPreferences checks that lint reads Content-Usage and
+// Content-Signal rather than calling them unknown: Cloudflare's managed
+// file is clean, and malformed values are warned about on their lines,
+// with notes saying what to write.
+func TestLintPreferences(t *testing.T) {
+	status, stdout, stderr := runCLI(t, "", "lint", "../../testdata/conformance/content-signal-cloudflare/robots.txt")
+	if status != 0 || stdout != "" || stderr != "" {
+		t.Errorf("Cloudflare's managed file: exit status %d, output %q %q; want it clean", status, stdout, stderr)
+	}
+	const file = "../../testdata/cli/preferences.txt"
+	status, stdout, _ = runCLI(t, "", "lint", file)
+	want := file + ":6: note: Content-Usage search=yes is an unknown preference; write search=y\n"
+	if status != 0 || stdout != want {
+		t.Errorf("exit status %d, output:\n%s\nwant 0 and:\n%s", status, stdout, want)
+	}
+	status, stdout, _ = runCLI(t, "User-agent: *\nContent-Usage: train-ai=n,\nContent-Signal: ai-train=n\n", "lint", "-")
+	if status != 1 || !strings.Contains(stdout, "<stdin>:2: Content-Usage value") || !strings.Contains(stdout, "<stdin>:3: note: Content-Signal ai-train=n is not read; write ai-train=no") || strings.Contains(stdout, "unknown field") {
+		t.Errorf("exit status %d, output:\n%s", status, stdout)
+	}
+}

@@ -13,7 +13,10 @@ const testSynopsis = "usage: robotstxt test -robots FILE -agent TOKEN [-expect a
 
 const testHelp = `Test decides each URL (a path such as /a?b=1, or an http or https URL) for
 the crawler and explains the decision: the deciding rule and its line, the
-groups that applied, and the warnings of those lines.
+groups that applied, and the warnings of those lines. When the file has
+Content-Usage or Content-Signal lines, each URL's AI usage preferences
+follow, one label a line (train-ai, search, ai-input: y, n or unknown),
+with the lines that stated them.
 
 Exit status: 0, or 1 when -expect is given and a URL differs from it,
 or 2 for bad usage, including a URL that is neither a path nor http(s).
@@ -91,6 +94,7 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 		fmt.Fprintf(w, "  (matched as %s)", d.Path)
 	}
 	fmt.Fprintf(w, "\n  %s\n", explain(d, tokens))
+	writePreferences(w, d)
 	if expect != "" && d.Allowed != (expect == "allowed") {
 		fmt.Fprintf(w, "  FAIL: expected %s\n", expect)
 	}
@@ -100,6 +104,26 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 		}
 		shown[wn] = true
 		fmt.Fprintf(w, "  %s: line %d: %s\n", wn.Severity, wn.Line, wn.Message)
+	}
+}
+
+// writePreferences prints the URL's AI usage preferences, one label a
+// line with the lines that stated it, when the file has any:
+// "  train-ai=n by Content-Usage: train-ai=n (line 4)".
+func writePreferences(w io.Writer, d report.Decision) {
+	for _, p := range d.Preferences {
+		s := "  " + p.Label + "=" + p.Value
+		var from []string
+		for _, l := range p.From {
+			from = append(from, l.Directive+" (line "+strconv.Itoa(l.Line)+")")
+		}
+		switch {
+		case len(from) > 0:
+			s += " by " + strings.Join(from, "; ")
+		case !d.Allowed && p.Label != "ai-input":
+			s += " (disallowed, so no Content-Usage applies)"
+		}
+		fmt.Fprintln(w, s)
 	}
 }
 

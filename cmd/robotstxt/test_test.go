@@ -214,3 +214,40 @@ func TestTestJSON(t *testing.T) {
 		}
 	})
 }
+
+// TestTestPreferences checks that each URL's AI usage preferences are
+// printed with their lines, in text and in JSON, with the warnings of
+// those lines, and that a file without such lines prints none.
+func TestTestPreferences(t *testing.T) {
+	const file = "../../testdata/cli/preferences.txt"
+	status, stdout, _ := runCLI(t, "", "test", "-robots", file, "-agent", "bot", "/a", "/open/x", "/private")
+	want := "ALLOWED     /a\n" +
+		"  no rule matched in the * group (lines 3-6), as no group names bot\n" +
+		"  train-ai=n by Content-Usage: train-ai=n (line 5)\n" +
+		"  search=y by Content-Signal: search=yes (line 1)\n" +
+		"  ai-input=unknown\n" +
+		"  note: line 6: Content-Usage search=yes is an unknown preference; write search=y\n" +
+		"ALLOWED     /open/x\n" +
+		"  no rule matched in the * group (lines 3-6), as no group names bot\n" +
+		"  train-ai=y by Content-Usage: /open/ train-ai=y, search=yes (line 6)\n" +
+		"  search=y by Content-Signal: search=yes (line 1)\n" +
+		"  ai-input=unknown\n"
+	if status != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("exit status %d, stdout:\n%s\nwant it to start with:\n%s", status, stdout, want)
+	}
+	if !strings.Contains(stdout, "DISALLOWED  /private\n  by Disallow: /private (line 4) in the * group (lines 3-6), as no group names bot\n  train-ai=unknown (disallowed, so no Content-Usage applies)\n  search=y by Content-Signal: search=yes (line 1)\n") {
+		t.Errorf("disallowed URL:\n%s", stdout)
+	}
+	_, stdout, _ = runCLI(t, "", "test", "-json", "-robots", file, "-agent", "bot", "/a")
+	var got []report.Decision
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got) != 1 {
+		t.Fatalf("JSON %v: %s", err, stdout)
+	}
+	if p := got[0].Preferences; len(p) != 3 || p[0].Label != "train-ai" || p[0].Value != "n" || len(p[0].From) != 1 || p[0].From[0].Line != 5 || p[0].From[0].Source != "Content-Usage" {
+		t.Errorf("JSON preferences = %+v", p)
+	}
+	_, stdout, _ = runCLI(t, "", "test", "-robots", example, "-agent", "ExampleBot", "/public")
+	if strings.Contains(stdout, "train-ai") {
+		t.Errorf("a file without preference lines printed some:\n%s", stdout)
+	}
+}

@@ -25,24 +25,32 @@ type Case struct {
 	Note     string
 	Line     int // line of the row in its CSV file
 	// Invalid says why the row cannot be run (an expected value that is
-	// neither allowed nor disallowed, no agent, broken CSV), or is nil.
-	// Such a row fails; the other rows still run.
+	// neither allowed nor disallowed, no agent, a bad preference cell,
+	// broken CSV), or is nil. Such a row fails; the other rows still run.
 	Invalid error
+	// ExpectedPreferences are the combined preferences the row expects,
+	// one per preference column it fills (see PreferenceLabels).
+	ExpectedPreferences []Expected
 }
 
 // Result is a case and what the policy decided for it.
 type Result struct {
 	Case
 	Decision policy.Decision
-	Err      error // the URL could not be read
+	// Preferences is the answer for the URL, read only when the case
+	// expects some.
+	Preferences policy.Preferences
+	Err         error // the URL could not be read
 }
 
-// Passed reports whether the decision is the one expected.
+// Passed reports whether the row could be run and its decision, and
+// every preference it expects, is the one expected.
 func (r Result) Passed() bool {
-	return r.Invalid == nil && r.Err == nil && r.Decision.Allowed == r.Expected
+	return r.Invalid == nil && r.Err == nil && r.Decision.Allowed == r.Expected && len(r.PreferencesDiffering()) == 0
 }
 
-// Read parses a cases CSV with the header agent,url,expected[,note]. Only
+// Read parses a cases CSV with the header agent,url,expected[,note],
+// optionally followed by preference columns (see PreferenceLabels). Only
 // a missing or incomplete header is an error: a row that cannot be run is
 // returned with its Invalid set, so that the others still run.
 func Read(r io.Reader) ([]Case, error) {
@@ -89,12 +97,15 @@ func Read(r io.Reader) ([]Case, error) {
 			return ""
 		}
 		c := Case{Agent: get("agent"), URL: get("url"), Note: get("note"), Line: line}
+		c.ExpectedPreferences, c.Invalid = preferenceColumns(get)
 		switch strings.ToLower(strings.TrimSpace(get("expected"))) {
 		case "allowed", "allow":
 			c.Expected = true
 		case "disallowed", "disallow":
 		default:
-			c.Invalid = fmt.Errorf("expected is %q, want allowed or disallowed", get("expected"))
+			if c.Invalid == nil {
+				c.Invalid = fmt.Errorf("expected is %q, want allowed or disallowed", get("expected"))
+			}
 		}
 		if c.Invalid == nil && strings.TrimSpace(c.Agent) == "" {
 			c.Invalid = errors.New("agent is empty: give a crawler's product token, or * for the * groups")
@@ -117,6 +128,9 @@ func Run(r *policy.Robots, cs []Case) []Result {
 			continue
 		}
 		out[i].Decision = r.Decide(path, c.Agent)
+		if len(c.ExpectedPreferences) > 0 {
+			out[i].Preferences = r.Preferences(path, c.Agent)
+		}
 	}
 	return out
 }
@@ -145,4 +159,49 @@ func Find(dir string) ([]Suite, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Cases < out[j].Cases })
 	return out, err
+}
+
+// PreferenceLabels are the optional columns of a cases file after note,
+// each a label whose combined preference (policy.Preferences) the row
+// expects: y, n or unknown. An empty cell expects nothing.
+var PreferenceLabels = []string{"train-ai", "search"}
+
+// Expected is a preference a case expects for one label.
+type Expected struct {
+	Label string
+	Usage policy.Usage
+}
+
+// preferenceColumns reads the preference cells of a row through get.
+func preferenceColumns(get func(string) string) ([]Expected, error) {
+	var out []Expected
+	for _, label := range PreferenceLabels {
+		var u policy.Usage
+		switch v := strings.ToLower(strings.TrimSpace(get(label))); v {
+		case "":
+			continue
+		case "y":
+			u = policy.UsageAllowed
+		case "n":
+			u = policy.UsageDisallowed
+		case "unknown":
+			u = policy.UsageUnknown
+		default:
+			return nil, fmt.Errorf("%s is %q, want y, n or unknown", label, get(label))
+		}
+		out = append(out, Expected{Label: label, Usage: u})
+	}
+	return out, nil
+}
+
+// PreferencesDiffering returns the expected preferences that the answer
+// does not give.
+func (r Result) PreferencesDiffering() []Expected {
+	var out []Expected
+	for _, e := range r.ExpectedPreferences {
+		if r.Preferences.Label(e.Label).Usage != e.Usage {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -89,3 +89,30 @@ func TestReadBadRows(t *testing.T) {
 		})
 	}
 }
+
+// TestPreferenceColumns checks the optional train-ai and search columns:
+// read when present, each cell y, n, unknown or empty, and checked
+// against the combined preference.
+func TestPreferenceColumns(t *testing.T) {
+	bad, err := Read(strings.NewReader("agent,url,expected,note,train-ai\nbot,/a,allowed,,maybe\nbot,/b,allowed,,y\n"))
+	if err != nil || len(bad) != 2 || bad[0].Line != 2 || bad[0].Invalid == nil ||
+		!strings.Contains(bad[0].Invalid.Error(), `train-ai is "maybe"`) || bad[1].Invalid != nil {
+		t.Errorf("bad cell: %+v, %v; want row 2 invalid and row 3 read", bad, err)
+	}
+	cs, err := Read(strings.NewReader("agent,url,expected,note,train-ai,search\n" +
+		"bot,/a,allowed,,n,unknown\n" +
+		"bot,/a,allowed,,y,\n" +
+		"bot,/a,allowed,,,y\n" +
+		"bot,/x,disallowed,,unknown,unknown\n" +
+		"bot,/b,allowed,,N,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := policy.Parse([]byte("User-agent: *\nDisallow: /x\nContent-Usage: train-ai=n\n"))
+	want := []bool{true, false, false, true, true}
+	for i, res := range Run(r, cs) {
+		if res.Passed() != want[i] {
+			t.Errorf("row %d: passed = %v, want %v (%v, differing %v)", res.Line, res.Passed(), want[i], res.Preferences, res.PreferencesDiffering())
+		}
+	}
+}

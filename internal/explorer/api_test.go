@@ -457,3 +457,30 @@ func TestCompareLimits(t *testing.T) {
 		t.Errorf("status %d, %q; want 400 saying how to narrow the comparison", status, refused.Error)
 	}
 }
+
+// TestDecidePreferences checks that each decision carries the URL's AI
+// usage preferences with the lines that stated them, and the warnings of
+// a file-wide Content-Signal line, which no group holds.
+func TestDecidePreferences(t *testing.T) {
+	srv := newServer(t, Options{})
+	body := mustJSON(t, decideRequest{
+		Robots: "Content-Signal: ai-train=no, search=maybe\n\nUser-agent: *\nDisallow: /private\nContent-Usage: /open/ train-ai=y, search=y\n",
+		Agents: []string{"bot"},
+		URLs:   []string{"/open/x", "/private"},
+	})
+	var got decideResponse
+	if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK || len(got.Decisions) != 2 {
+		t.Fatalf("status = %d, %+v", status, got)
+	}
+	open := got.Decisions[0]
+	if len(open.Preferences) != 3 || open.Preferences[0].Value != "n" || open.Preferences[0].From[0].Line != 1 ||
+		open.Preferences[1].Value != "y" || open.Preferences[1].From[0].Line != 5 {
+		t.Errorf("/open/x preferences = %+v, want train-ai=n by line 1, search=y by line 5", open.Preferences)
+	}
+	if len(open.Warnings) != 1 || open.Warnings[0].Line != 1 {
+		t.Errorf("/open/x warnings = %+v, want line 1's", open.Warnings)
+	}
+	if p := got.Decisions[1].Preferences; p[1].Value != "unknown" {
+		t.Errorf("/private preferences = %+v, want search unknown on a disallowed path", p)
+	}
+}

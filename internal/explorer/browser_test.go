@@ -213,6 +213,67 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("preferences are shown with the decision and their lines highlighted", func(t *testing.T) {
+		prefs := strings.Join([]string{
+			"User-agent: *",                                // 1
+			"Disallow: /private",                           // 2
+			"Content-Usage: train-ai=n",                    // 3: states train-ai=n for /page
+			"Content-Usage: /open/ train-ai=y, search=yes", // 4: noted, yes is not y
+			"Content-Signal: ai-train=maybe",               // 5: warned
+		}, "\n")
+		err := chromedp.Do(ctx,
+			clearField("#robots"),
+			chromedp.SendKeys(chromedp.CSS("#robots"), prefs),
+			clearField("#urls"),
+			chromedp.SendKeys(chromedp.CSS("#urls"), "/page"),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`(() => { const d = document.querySelector("#decisions .decision");
+			return d && d.querySelector(".url").textContent === "/page" && d.querySelector(".prefs") &&
+				document.querySelector('#file [data-line="5"]') })()`)
+		type prefState struct {
+			TrainAI string `json:"trainAI"`
+			Search  string `json:"search"`
+			Link    string `json:"link"`
+		}
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[prefState](`(() => {
+			const d = document.querySelector("#decisions .decision");
+			const chip = (l) => d.querySelector('.pref[data-label="' + l + '"]');
+			const a = chip("train-ai").querySelector("a");
+			return {trainAI: chip("train-ai").dataset.value, search: chip("search").dataset.value,
+				link: a ? a.getAttribute("href") : ""};
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.TrainAI != "n" || p.Search != "unknown" || p.Link != "#L3" {
+			t.Errorf("preferences = %+v, want train-ai=n linked to line 3 and search unknown", p)
+		}
+		l, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine("3")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(" "+l.Class+" ", " hl-pref ") || !strings.HasPrefix(l.Mark, "◆ train-ai=n ← /page") {
+			t.Errorf("line 3 = %+v, want it highlighted as stating train-ai=n", l)
+		}
+		other, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine("4")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(other.Class, "hl-") || !strings.Contains(other.Class, "noted") {
+			t.Errorf("line 4 = %+v, want a note and no highlight (a shorter path than /open/ decides)", other)
+		}
+		warned, err := chromedp.Run(ctx, chromedp.Evaluate[lineState](readLine("5")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warned.Warnings != 1 {
+			t.Errorf("line 5 = %+v, want one warning for the malformed value", warned)
+		}
+	})
+
 	t.Run("live fetch fills the editor and shows the outcome", func(t *testing.T) {
 		site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("User-agent: *\nDisallow: /live\n"))

@@ -44,6 +44,9 @@ type Decision struct {
 	Why      string    `json:"-"`                  // why alone, policy.Decision.Reason
 	Warnings []Warning `json:"warnings,omitempty"` // warnings on the lines involved
 	Error    string    `json:"error,omitempty"`    // the URL could not be read
+	// Preferences are the URL's AI usage preferences, one per label; nil
+	// when the file has no Content-Usage or Content-Signal line.
+	Preferences []Preference `json:"preferences,omitempty"`
 }
 
 // Decide decides rawURL (a path or an http(s) URL) for tokens as the
@@ -77,8 +80,10 @@ func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 	for _, gi := range d.Groups {
 		out.Groups = append(out.Groups, groupOf(groups[gi]))
 	}
+	var prefLines map[int]bool
+	out.Preferences, prefLines = preferencesOf(r, path, tokens)
 	for _, w := range r.Warnings() {
-		if involved(w.Line) {
+		if involved(w.Line) || prefLines[w.Line] {
 			out.Warnings = append(out.Warnings, warningOf(w))
 		}
 	}
@@ -117,4 +122,44 @@ func Groups(r *policy.Robots) []Group {
 		out = append(out, groupOf(g))
 	}
 	return out
+}
+
+// Preference is a URL's AI usage preference for one label:
+// policy.Preference.
+type Preference struct {
+	Label string           `json:"label"` // "train-ai", "search", "ai-input"
+	Value string           `json:"value"` // "y", "n" or "unknown"
+	From  []PreferenceLine `json:"from"`  // the lines stating Value
+}
+
+// PreferenceLine is a line that states a preference.
+type PreferenceLine struct {
+	Source    string `json:"source"` // "Content-Usage" or "Content-Signal"
+	Line      int    `json:"line"`
+	Directive string `json:"directive"` // the line as written
+}
+
+// preferencesOf returns the preferences of pathAndQuery for tokens, and
+// the lines of the file that apply to them (those of the crawler's groups
+// and of the whole file), whose warnings concern the answer; none when
+// the file has no preference line.
+func preferencesOf(r *policy.Robots, pathAndQuery string, tokens []string) ([]Preference, map[int]bool) {
+	if !r.HasPreferences() {
+		return nil, nil
+	}
+	p := r.Preferences(pathAndQuery, tokens...)
+	lines := make(map[int]bool)
+	out := make([]Preference, 0, len(p.Labels))
+	for _, x := range p.Labels {
+		pr := Preference{Label: x.Label, Value: x.Usage.String(), From: []PreferenceLine{}}
+		for _, l := range x.From {
+			pr.From = append(pr.From, PreferenceLine{Source: l.Source.String(), Line: l.Line, Directive: l.Directive()})
+			lines[l.Line] = true
+		}
+		out = append(out, pr)
+	}
+	for _, l := range r.ContentSignals() {
+		lines[l.Line] = true
+	}
+	return out, lines
 }

@@ -1,7 +1,8 @@
 // The explorer page: sends the robots.txt, product tokens and URLs to
 // POST /api/decide as the person types, and draws the answer: the file line
 // by line with its warnings, the groups that apply boxed, each deciding rule
-// highlighted, and one verdict per URL.
+// and each line stating an AI usage preference highlighted, and one verdict
+// per URL with its preferences.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -150,6 +151,7 @@ function drawFile(lines, d) {
     for (const g of d.selected) selected.add(g.line);
     for (const g of d.groups) groupAt.set(g.line, g);
   }
+  const stating = preferenceLines(d);
   const file = $("file");
   const root = document.createDocumentFragment();
   let box = root, end = 0;
@@ -174,6 +176,7 @@ function drawFile(lines, d) {
       const word = m.type === "allow" ? "✓ allow" : "✗ disallow";
       line.append(el("span", { class: "mark", title: m.urls.join("\n"), text: `${word} ← ${m.urls.join(", ")}` }));
     }
+    markPreference(line, stating.get(n));
     // A note marks a valid line without effect: shown, but not as a fault.
     for (const w of warnings.get(n) || []) {
       line.classList.add(w.severity === "note" ? "noted" : "warned");
@@ -225,6 +228,7 @@ function drawDecisions(d) {
     if (dec.path && dec.path !== dec.url) {
       item.append(el("div", { class: "path", text: "matched as " + dec.path }));
     }
+    if (dec.preferences) item.append(drawPreferences(dec));
     // Only the deciding line's warnings: the file shows the others by
     // their lines.
     for (const w of (dec.warnings || []).filter((w) => dec.rule && w.line === dec.rule.line)) {
@@ -233,6 +237,52 @@ function drawDecisions(d) {
     }
     return item;
   }));
+}
+
+// preferenceLines maps each line that states a URL's AI usage preference
+// to what it states and for which URLs: line → {says: Set, urls: [], active}.
+function preferenceLines(d) {
+  const out = new Map();
+  if (!d) return out;
+  d.decisions.forEach((dec, i) => {
+    for (const p of dec.preferences || []) {
+      for (const f of p.from) {
+        if (!out.has(f.line)) out.set(f.line, { says: new Set(), urls: [], active: false });
+        const m = out.get(f.line);
+        m.says.add(`${p.label}=${p.value}`);
+        if (!m.urls.includes(dec.url)) m.urls.push(dec.url);
+        if (i === active) m.active = true;
+      }
+    }
+  });
+  return out;
+}
+
+// markPreference highlights a line that states a preference, in words as
+// well as colour: "◆ train-ai=n ← /page".
+function markPreference(line, m) {
+  if (!m) return;
+  line.classList.add("hl-pref");
+  if (m.active) line.classList.add("active");
+  line.append(el("span", { class: "mark pref-mark", title: m.urls.join("\n"),
+    text: `◆ ${[...m.says].join(" ")} ← ${m.urls.join(", ")}` }));
+}
+
+// drawPreferences lists a URL's preferences, one per label, each with the
+// lines that stated it linked.
+function drawPreferences(dec) {
+  const box = el("div", { class: "prefs" }, "AI use: ");
+  for (const p of dec.preferences) {
+    const chip = el("span", { class: "pref pref-" + (p.value === "unknown" ? "unknown" : p.value),
+      "data-label": p.label, "data-value": p.value }, `${p.label}=${p.value}`);
+    p.from.forEach((f, k) => {
+      chip.append(k === 0 ? " (" : ", ", el("a", { href: "#L" + f.line, title: f.directive, text: "line " + f.line }));
+      if (k === p.from.length - 1) chip.append(")");
+    });
+    box.append(chip, " ");
+  }
+  if (!dec.allowed) box.append(el("span", { class: "pref-note", text: "disallowed: no Content-Usage applies" }));
+  return box;
 }
 
 function setActive(i) {

@@ -1,0 +1,135 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// The AI usage preferences of a site, as a transport reads and, when the
+// crawler declares its purposes, enforces them: a robots.txt file's
+// Content-Usage and Content-Signal lines (see policy.Preferences) and a
+// response's Content-Usage header.
+
+// Preferences returns the site's AI usage preferences for the content of
+// rawURL, read from its robots.txt for the crawler's tokens as RoundTrip
+// reads them, without waiting for a politeness slot or sending anything.
+// It fetches the origin's robots.txt if it is not already held. While the
+// robots.txt is unavailable or unreachable every preference is unknown:
+// Check tells those apart. It returns an error for a URL that is not an
+// absolute http or https URL, and the context's error.
+func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
+	t.init()
+	u, err := parseAbsolute(rawURL)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	if !isHTTP(u.Scheme) {
+		return policy.Preferences{}, errors.New("robots: " + u.Redacted() + " is not an http or https URL")
+	}
+	tg, err := targetFor(u, "")
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	return t.robotsPreferences(ctx, &tg)
+}
+
+// ResponsePreferences returns the AI usage preferences for the content of
+// resp, a response this transport returned: its Content-Usage header
+// (draft-ietf-aipref-attach-05 section 2) combined with the robots.txt
+// preferences for its request (see Preferences), the most restrictive
+// per label winning, so that a crawler can tag what it stores. The
+// robots.txt is read for the request's target as RoundTrip decided it,
+// the request's Host and User-Agent included, and is normally held
+// already. resp must carry its Request.
+func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response) (policy.Preferences, error) {
+	t.init()
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return policy.Preferences{}, errors.New("robots: response has no request URL")
+	}
+	header := policy.HeaderPreferences(resp.Header.Values("Content-Usage")...)
+	if !isHTTP(resp.Request.URL.Scheme) {
+		return header, nil
+	}
+	tg, err := targetOf(resp.Request)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	site, err := t.robotsPreferences(ctx, &tg)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	return site.Combine(header), nil
+}
+
+// robotsPreferences returns the robots.txt preferences for tg under its
+// origin's current state.
+func (t *Transport) robotsPreferences(ctx context.Context, tg *target) (policy.Preferences, error) {
+	o := t.origins.lookupTarget(tg)
+	st, now, err := t.origins.state(ctx, o, t.cfg.now())
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	var own [1]string
+	agent, refuse := agentAt(st, now, t.cfg.fallbackAfter, t.decider.tokensFor(tg, own[:0]))
+	if refuse {
+		return policy.Agent{}.Preferences(tg.uri), nil
+	}
+	return agent.Preferences(tg.uri), nil
+}
+
+// byPreferences returns the *DisallowedError refusing an allowed request
+// for tg because the site's preference is "n" for every purpose the
+// crawler declared (Options.Purposes), or nil. Without purposes it costs
+// nothing.
+func (d *decider) byPreferences(agent policy.Agent, tg *target, tokens []string) *DisallowedError {
+	if len(d.purposes) == 0 {
+		return nil
+	}
+	prefs := agent.Preferences(tg.uri)
+	for _, label := range d.purposes {
+		if prefs.Label(label).Usage != policy.UsageDisallowed {
+			return nil
+		}
+	}
+	first := prefs.Label(d.purposes[0])
+	line := first.From[0]
+	token := agent.Token()
+	if token == "" || token == "*" {
+		token = primaryToken(tokens)
+	}
+	return &DisallowedError{URL: tg.url.Redacted(), Token: token, Label: first.Label, Preference: &line, Preferences: &prefs}
+}
+
+// ByPreference reports whether the site's AI usage preferences refused
+// the URL (Options.Purposes) rather than a robots.txt rule or an
+// unreachable robots.txt.
+func (e *DisallowedError) ByPreference() bool { return e.Preference != nil }
+
+// preferenceDetail is the part of Error for a refusal by preference:
+// ": train-ai=n by Content-Usage: train-ai=n (line 4)".
+func (e *DisallowedError) preferenceDetail() string {
+	return ": " + e.Label + "=n by " + e.Preference.String()
+}
+
+// preferencesOf returns the preferences for tg that a refusal carries.
+func preferencesOf(agent policy.Agent, tg *target) *policy.Preferences {
+	p := agent.Preferences(tg.uri)
+	return &p
+}
+
+// normalPurposes returns the declared purposes without empty or
+// repeated labels.
+func normalPurposes(purposes []string) []string {
+	var out []string
+	for _, p := range purposes {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+package robots_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/policy"
+)
+
+// prefSite is a site whose robots.txt is robotsTxt, whose pages answer
+// with the Content-Usage header usage (none when empty), and which
+// counts the requests for each page.
+type prefSite struct {
+	*httptest.Server
+	mu   sync.Mutex     // protects hits
+	hits map[string]int // requests per path, under mu
+}
+
+func newPrefSite(t *testing.T, robotsTxt, usage string) *prefSite {
+	s := &prefSite{hits: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, robotsTxt)
+			return
+		}
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.mu.Unlock()
+		if usage != "" {
+			w.Header().Set("Content-Usage", usage)
+		}
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *prefSite) hit(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// TestPurposes checks that a declared purpose refuses, unsent, a URL whose
+// site says "n" for it, by either line, and only when every purpose is
+// refused; that the refusal names its label, line and source and is told
+// apart from a robots rule; and that a crawler without purposes is
+// unaffected.
+func TestPurposes(t *testing.T) {
+	for _, tc := range []struct {
+		name, robots string
+		purposes     []string
+		path         string
+		refused      bool
+		source       policy.Source // of a refusal by preference
+		line         int
+	}{
+		{"Content-Usage n", "User-agent: *\nContent-Usage: train-ai=n\n", []string{"train-ai"}, "/a", true, policy.SourceContentUsage, 2},
+		{"Content-Signal no", "User-agent: *\nAllow: /\nContent-Signal: search=yes, ai-train=no\n", []string{"train-ai"}, "/a", true, policy.SourceContentSignal, 3},
+		{"file-wide Content-Signal", "Content-Signal: ai-train=no\n\nUser-agent: other\nDisallow: /\n", []string{"train-ai"}, "/a", true, policy.SourceContentSignal, 1},
+		{"path-specific n", "User-agent: *\nContent-Usage: train-ai=y\nContent-Usage: /no/ train-ai=n\n", []string{"train-ai"}, "/no/x", true, policy.SourceContentUsage, 3},
+		{"path-specific y", "User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /yes/ train-ai=y\n", []string{"train-ai"}, "/yes/x", false, 0, 0},
+		{"site says y", "User-agent: *\nContent-Usage: train-ai=y\n", []string{"train-ai"}, "/a", false, 0, 0},
+		{"site says nothing", "User-agent: *\nDisallow: /private\n", []string{"train-ai"}, "/a", false, 0, 0},
+		{"other label n", "User-agent: *\nContent-Usage: search=n\n", []string{"train-ai"}, "/a", false, 0, 0},
+		{"no purpose", "User-agent: *\nContent-Usage: train-ai=n, search=n\n", nil, "/a", false, 0, 0},
+		{"one of two purposes n", "User-agent: *\nContent-Usage: train-ai=n, search=y\n", []string{"train-ai", "search"}, "/a", false, 0, 0},
+		{"both purposes n", "User-agent: *\nContent-Usage: search=n\nContent-Signal: ai-train=no\n", []string{"train-ai", "search"}, "/a", true, policy.SourceContentSignal, 3},
+		{"ai-input purpose", "User-agent: *\nContent-Signal: ai-input=no\n", []string{"ai-input"}, "/a", true, policy.SourceContentSignal, 2},
+		{"unknown purpose never refuses", "User-agent: *\nContent-Usage: train-ai=n\n", []string{"summarise"}, "/a", false, 0, 0},
+		{"another crawler's group", "User-agent: other\nContent-Usage: train-ai=n\n", []string{"train-ai"}, "/a", false, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := newPrefSite(t, tc.robots, "")
+			tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: tc.purposes})
+			client := &http.Client{Transport: tr}
+			resp, err := client.Get(site.URL + tc.path)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if !tc.refused {
+				if err != nil || site.hit(tc.path) != 1 {
+					t.Fatalf("err %v, %d requests; want it sent", err, site.hit(tc.path))
+				}
+				return
+			}
+			var de *robots.DisallowedError
+			if !errors.Is(err, robots.ErrDisallowed) || !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a *DisallowedError", err)
+			}
+			if site.hit(tc.path) != 0 {
+				t.Errorf("refused request was sent")
+			}
+			if !de.ByPreference() || de.Rule != nil || de.Unreachable {
+				t.Errorf("ByPreference %v, Rule %v, Unreachable %v; want a refusal by preference alone", de.ByPreference(), de.Rule, de.Unreachable)
+			}
+			if de.Label != tc.purposes[0] || de.Preference.Source != tc.source || de.Preference.Line != tc.line || de.Token != "ExampleBot" {
+				t.Errorf("Label %q, Preference %+v, Token %q; want %s from %s line %d", de.Label, de.Preference, de.Token, tc.purposes[0], tc.source, tc.line)
+			}
+			want := fmt.Sprintf("%s=n by %s", tc.purposes[0], de.Preference)
+			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("(line %d)", tc.line)) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		})
+	}
+}
+
+// TestPurposesRobotsRuleFirst checks that a URL a robots rule refuses is
+// refused by the rule, not by a preference, and still carries the
+// site's preferences.
+func TestPurposesRobotsRuleFirst(t *testing.T) {
+	site := newPrefSite(t, "User-agent: *\nDisallow: /private\nContent-Signal: ai-train=no\n", "")
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: -1, Purposes: []string{"train-ai"}})
+	err := tr.Check(context.Background(), site.URL+"/private")
+	var de *robots.DisallowedError
+	if !errors.As(err, &de) || de.ByPreference() || de.Rule == nil || de.Label != "" {
+		t.Fatalf("err = %v, want a refusal by the Disallow rule", err)
+	}
+	if de.Preferences == nil || de.Preferences.Label("train-ai").Usage != policy.UsageDisallowed {
+		t.Errorf("Preferences = %v, want train-ai=n from the Content-Signal", de.Preferences)
+	}
+}
+
+// TestTransportPreferences checks that the transport reports a URL's
+// preferences without sending it, fetching the robots.txt once.
+func TestTransportPreferences(t *testing.T) {
+	site := newPrefSite(t, "User-agent: *\nDisallow: /never/\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n\nUser-agent: ExampleBot\nContent-Usage: search=n\n", "")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		agent, path, want string
+		disallowed        bool
+	}{
+		{"OtherBot", "/test", "train-ai=n search=unknown ai-input=unknown", false},
+		{"OtherBot", "/ai-ok/test", "train-ai=y search=unknown ai-input=unknown", false},
+		{"OtherBot", "/never/test", "train-ai=unknown search=unknown ai-input=unknown", true},
+		{"ExampleBot", "/never/test", "train-ai=unknown search=n ai-input=unknown", false},
+	} {
+		tr := robots.NewTransport(nil, robots.Options{UserAgent: tc.agent, MinDelay: -1})
+		p, err := tr.Preferences(ctx, site.URL+tc.path)
+		if err != nil || p.String() != tc.want || p.Disallowed != tc.disallowed {
+			t.Errorf("%s %s: %v (disallowed %v), %v; want %s", tc.agent, tc.path, p, p.Disallowed, err, tc.want)
+		}
+		if site.hit(tc.path) != 0 {
+			t.Errorf("%s was requested", tc.path)
+		}
+	}
+	tr := robots.NewTransport(nil, robots.Options{MinDelay: -1})
+	if _, err := tr.Preferences(ctx, "/relative"); err == nil {
+		t.Error("a relative URL gave no error")
+	}
+}
+
+// TestResponsePreferences checks that the response-header helper combines
+// a page's Content-Usage header with the robots.txt preference for its
+// URL, the most restrictive per label winning.
+func TestResponsePreferences(t *testing.T) {
+	for _, tc := range []struct {
+		name, robots, header, want string
+		fromHeader                 bool // train-ai's answer came from the header alone
+	}{
+		{"header n beats robots y", "User-agent: *\nContent-Usage: train-ai=y, search=y\n", "train-ai=n", "train-ai=n search=y ai-input=unknown", true},
+		{"robots n beats header y", "User-agent: *\nContent-Usage: train-ai=n\n", "train-ai=y, search=y", "train-ai=n search=y ai-input=unknown", false},
+		{"header alone", "User-agent: *\nDisallow: /private\n", "train-ai=n", "train-ai=n search=unknown ai-input=unknown", true},
+		{"malformed header states nothing", "User-agent: *\nContent-Signal: ai-train=yes\n", "Train-AI=n", "train-ai=y search=unknown ai-input=unknown", false},
+		{"no header", "User-agent: *\nContent-Signal: search=no\n", "", "train-ai=unknown search=n ai-input=unknown", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := newPrefSite(t, tc.robots, tc.header)
+			tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: -1})
+			resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/page")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			p, err := tr.ResponsePreferences(context.Background(), resp)
+			if err != nil || p.String() != tc.want {
+				t.Fatalf("ResponsePreferences = %v, %v; want %s", p, err, tc.want)
+			}
+			from := p.Label("train-ai").From
+			header := len(from) == 1 && from[0].Source == policy.SourceHeader
+			if header != tc.fromHeader {
+				t.Errorf("train-ai from %+v; from the header alone: %v, want %v", from, header, tc.fromHeader)
+			}
+		})
+	}
+	tr := robots.NewTransport(nil, robots.Options{})
+	if _, err := tr.ResponsePreferences(context.Background(), &http.Response{}); err == nil {
+		t.Error("a response without a request gave no error")
+	}
+}
+
+// ExampleTransport_Preferences declares a crawler's purpose: a URL whose
+// site says train-ai=n is refused before it is sent, and the preferences
+// of the others can be read without sending them.
+func ExampleTransport_Preferences() {
+	site := newSite(http.StatusOK, "User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /open/ train-ai=y\n")
+	defer site.Close()
+	tr := robots.NewTransport(nil, robots.Options{
+		UserAgent: "ExampleBot/1.0",
+		MinDelay:  -1,
+		Purposes:  []string{"train-ai"},
+	})
+	client := &http.Client{Transport: tr}
+
+	_, err := client.Get(site.URL + "/article")
+	var de *robots.DisallowedError
+	if errors.As(err, &de) && de.ByPreference() {
+		fmt.Println(de.Label, "refused by", de.Preference.Source, "on line", de.Preference.Line)
+	}
+	p, _ := tr.Preferences(context.Background(), site.URL+"/open/data")
+	fmt.Println(p.Label("train-ai").Usage, "for /open/data")
+	// Output:
+	// train-ai refused by Content-Usage on line 2
+	// y for /open/data
+}
+
+// ExampleTransport_ResponsePreferences tags a fetched page with what its
+// site prefers: the page's Content-Usage header and the robots.txt line
+// for its URL, the most restrictive per label.
+func ExampleTransport_ResponsePreferences() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nContent-Signal: search=yes, ai-train=yes\n")
+			return
+		}
+		w.Header().Set("Content-Usage", "train-ai=n")
+		io.WriteString(w, "a page")
+	}))
+	defer site.Close()
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1})
+	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/page")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	p, _ := tr.ResponsePreferences(context.Background(), resp)
+	for _, l := range p.Labels {
+		fmt.Print(l.Label, "=", l.Usage)
+		for _, f := range l.From {
+			fmt.Print(" by ", f)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// train-ai=n by Content-Usage header: train-ai=n
+	// search=y by Content-Signal: search=yes, ai-train=yes (line 2)
+	// ai-input=unknown
+}
