@@ -2,8 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -252,26 +250,6 @@ func TestAllowedDoesNotAllocate(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { r.Allowed(path, token) }); n != 0 {
 				t.Errorf("Allowed(%q, %q) allocates %v times", path, token, n)
 			}
-		}
-	}
-}
-
-// TestRealFiles parses every file of the shared corpus, when present, and
-// decides a few paths on each: real-world input must never panic.
-func TestRealFiles(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/robots-corpus/*.txt")
-	if len(files) == 0 {
-		t.Skip("no corpus at ../../shared/robots-corpus")
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := Parse(Truncate(data, MaxSize))
-		for _, p := range []string{"/", "/search?q=1", "/a/b/c.html", "/wp-admin/"} {
-			r.Decide(p, "Googlebot")
-			r.Allowed(p, "*")
 		}
 	}
 }
