@@ -191,11 +191,13 @@ func scanGroups(data []byte) ([]scannedGroup, bool) {
 }
 
 // rulesByAgent gathers the rules of every group naming a product token,
-// the token as the key, and those of the "*" groups under unnamedBot.
+// under the token as the file first spells it, and those of the "*"
+// groups under unnamedBot.
 // A value that is neither "*" nor a plain token (with an optional
 // "/version") is left out, and so is any token it might be read as.
 func rulesByAgent(groups []scannedGroup) map[string][]scannedRule {
-	out := map[string][]scannedRule{}
+	byKey := map[string][]scannedRule{}
+	spelling := map[string]string{}
 	unsure := map[string]bool{}
 	for _, g := range groups {
 		for _, v := range g.agents {
@@ -206,20 +208,21 @@ func rulesByAgent(groups []scannedGroup) map[string][]scannedRule {
 			case tok == "" || strings.Trim(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" || strings.ContainsAny(v, " \t*"):
 				unsure[strings.ToLower(strings.TrimRight(tok, "* \t"))] = true
 				if strings.HasPrefix(v, "*") {
-					unsure[unnamedBot] = true
+					unsure[strings.ToLower(unnamedBot)] = true
 				}
 				continue
 			}
 			key := strings.ToLower(tok)
-			if key == strings.ToLower(unnamedBot) {
-				key = unnamedBot
+			if _, ok := spelling[key]; !ok {
+				spelling[key] = tok // asked for as the file first writes it
 			}
-			out[key] = append(out[key], g.rules...)
+			byKey[key] = append(byKey[key], g.rules...)
 		}
 	}
-	for tok := range out {
-		if unsure[tok] {
-			delete(out, tok)
+	out := map[string][]scannedRule{}
+	for key, rules := range byKey {
+		if !unsure[key] {
+			out[spelling[key]] = rules
 		}
 	}
 	return out
