@@ -155,3 +155,25 @@ func FuzzMayHaveAlternates(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAlternates measures what every decision pays to learn that a
+// path has no other form, over paths of the shapes crawlers send: plain,
+// with a query, with escapes (non-ASCII, spaces), long, and one with a
+// dot segment.
+func BenchmarkAlternates(b *testing.B) {
+	paths := []string{
+		"/a/b/c.html",
+		"/search?q=caf%C3%A9&page=2",
+		"/wp-admin/admin-ajax.php?action=heartbeat",
+		"/caf%C3%A9/menu%20du%20jour.pdf",
+		"/static/js/app.2f9c41e0.js",
+		"/en-us/autos/car-compare/2024/sedan-and-hatchback-models/overview?ref=nav%2Fmain",
+		"/products/12345/blue-widget-with-a-rather-long-name-for-testing-the-long-path-branch.html",
+		"/public/../private/x",
+	}
+	for i := 0; b.Loop(); i++ {
+		sinkA, sinkB = Alternates(paths[i%len(paths)])
+	}
+}
+
+var sinkA, sinkB string
