@@ -245,7 +245,7 @@ func TestTruncate(t *testing.T) {
 // TestAllowedDoesNotAllocate checks the hot path.
 func TestAllowedDoesNotAllocate(t *testing.T) {
 	r := Parse([]byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/open\nDisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n"))
-	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1", "/.well-known/x", "/a/.hidden"} {
+	for _, path := range []string{"/private/x", "/a.php", "/caf%c3%a9?q=1", "/.well-known/x", "/a/.hidden", "/a%2Fb", "/a%2F.hidden", "/caf%C3%A9%2F%2E%2E.x"} {
 		for _, token := range []string{"ExampleBot", "Other"} {
 			if n := testing.AllocsPerRun(100, func() { r.Allowed(path, token) }); n != 0 {
 				t.Errorf("Allowed(%q, %q) allocates %v times", path, token, n)
@@ -295,6 +295,13 @@ func TestDecideResolves(t *testing.T) {
 		{"/public/./x", "", true},
 		{"/private/../public", "", false},
 		{"/a/b?q=/../private", "", true},
+		{"/public/..%2fprivate/secret.txt", "/private/secret.txt", false},
+		{"/public/%2e%2e%2Fprivate", "/private", false},
+		{"/public%2f..%2fprivate", "/private", false},
+		{"/public/..%2f%2fprivate", "/private", false},
+		{"/public/.%2fprivate", "", true},
+		{"/public%2Fprivate", "", true},
+		{"/a?q=..%2f..%2fprivate", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.uri, func(t *testing.T) {
