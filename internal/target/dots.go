@@ -226,7 +226,7 @@ func mayHaveAlternates(requestURI string) bool {
 			i += j + 1
 			if c := s[i]; c|1 == '/' || c == '%' {
 				// Only what comes before the first "?" or "#" is path.
-				if strings.IndexAny(s[:i], "?#") < 0 {
+				if !strings.ContainsAny(s[:i], "?#") {
 					return true
 				}
 				break
@@ -238,7 +238,7 @@ func mayHaveAlternates(requestURI string) bool {
 				return false
 			}
 			if i += j; escapedSlashStarts(s, i) {
-				return strings.IndexAny(s[:i], "?#") < 0
+				return !strings.ContainsAny(s[:i], "?#")
 			}
 		}
 	}
