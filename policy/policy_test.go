@@ -26,6 +26,10 @@ func TestGroups(t *testing.T) {
 			"User-agent: a\nSitemap: https://e.example/s.xml\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
 		{"unknown line does not end a group",
 			"User-agent: a\nFoo: bar\nUser-agent: b\nDisallow: /x\n", []string{"a"}, "/x", false},
+		{"* then a tab and a comment is the * group",
+			"User-agent: *\t(everyone else)\nDisallow: /x\n", []string{"other"}, "/x", false},
+		{"* then a space and a comment is the * group",
+			"User-agent: * (everyone else)\nDisallow: /x\n", []string{"other"}, "/x", false},
 		{"groups naming a token merge",
 			"User-agent: a\nDisallow: /x\n\nUser-agent: *\nDisallow: /z\n\nUser-agent: a\nDisallow: /y\n", []string{"a"}, "/y", false},
 		{"merged groups do not take the star group",
@@ -201,7 +205,7 @@ func TestDecideExplains(t *testing.T) {
 
 // TestCrawlDelayAndSitemaps checks the non-rule records.
 func TestCrawlDelayAndSitemaps(t *testing.T) {
-	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 4\nDisallow: /y\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
+	r := Parse([]byte("Sitemap: https://e.example/a.xml\nUser-agent: a\nCrawl-delay: 4\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 2.5\nDisallow: /y\n\nUser-agent: *\nDisallow: /x\nSitemap: https://e.example/b.xml\n"))
 	if d, ok := r.CrawlDelay("a"); !ok || d != 4*time.Second {
 		t.Errorf("CrawlDelay(a) = %v, %v; want the larger merged delay 4s", d, ok)
 	}
