@@ -36,6 +36,28 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// TestReadLines checks that each case keeps the line its row starts on in
+// the file, which the runner prints, past a note spanning two lines and a
+// blank line.
+func TestReadLines(t *testing.T) {
+	cs, err := Read(strings.NewReader("agent,url,expected,note\nbot,/a,allowed,\"two\nlines\"\n\nbot,/b,disallowed,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Case{
+		{Agent: "bot", URL: "/a", Expected: true, Note: "two\nlines", Line: 2},
+		{Agent: "bot", URL: "/b", Expected: false, Line: 5},
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("read %d cases, want %d", len(cs), len(want))
+	}
+	for i := range want {
+		if cs[i] != want[i] {
+			t.Errorf("case %d = %+v, want %+v", i, cs[i], want[i])
+		}
+	}
+}
+
 // TestRun checks that each case is decided as the transport would, in
 // the order given, one result per case, and that an unreadable URL fails
 // its case rather than the run.
