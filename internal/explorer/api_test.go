@@ -303,6 +303,35 @@ func TestDecideAtTheSizeLimit(t *testing.T) {
 	}
 }
 
+// TestDecideAtTheLimits checks that a request of exactly MaxAgents
+// product tokens and MaxURLs URLs is decided whole; one more of either is
+// refused (TestBadInput).
+func TestDecideAtTheLimits(t *testing.T) {
+	srv := newServer(t, Options{})
+	agents := make([]string, MaxAgents)
+	for i := range agents {
+		agents[i] = fmt.Sprintf("Bot%d", i)
+	}
+	agents[MaxAgents-1] = "ExampleBot"
+	urls := make([]string, MaxURLs)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("/private/%d", i)
+	}
+	var got decideResponse
+	body := mustJSON(t, decideRequest{Robots: "User-agent: ExampleBot\nDisallow: /private\n", Agents: agents, URLs: urls})
+	if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK {
+		t.Fatalf("%d tokens and %d URLs: status %d, want 200", MaxAgents, MaxURLs, status)
+	}
+	if len(got.Decisions) != MaxURLs {
+		t.Fatalf("%d decisions, want %d", len(got.Decisions), MaxURLs)
+	}
+	for _, d := range got.Decisions {
+		if d.Allowed || d.Token != "ExampleBot" {
+			t.Fatalf("%s: allowed=%v for %q, want refused by the last token's group", d.URL, d.Allowed, d.Token)
+		}
+	}
+}
+
 func TestStartAndPage(t *testing.T) {
 	example, err := assets.ReadFile("assets/example.txt")
 	if err != nil {
