@@ -214,7 +214,7 @@ func escapedSlashStarts(s string, i int) bool {
 // Every decision asks it, through Alternates, and almost every answer is
 // false, so it tests seven octets a step, or in a long path, whose
 // slashes are far apart, finds each slash with strings.IndexByte; only an
-// octet "%" sends it to look at the octets after it.
+// escape starting "%2" sends it to look at the octets after it.
 func mayHaveAlternates(requestURI string) bool {
 	s := requestURI
 	if len(s) > longPath {
@@ -248,11 +248,12 @@ func mayHaveAlternates(requestURI string) bool {
 		pct   = '%' * ones
 		query = '?' * ones
 		frag  = '#' * ones
+		two   = '2' * ones
 		// Octets 0 to 6: octet 7 has no neighbour within the word, so
 		// the next word starts there.
 		inner = 0x0080808080808080
 	)
-	for i := 0; len(s) >= 8; s, i = s[7:], i+7 {
+	for ; len(s) >= 8; s = s[7:] {
 		x := binary.LittleEndian.Uint64([]byte(s[:8]))
 		slashes := zeroOctets(x ^ slash)
 		pcts := zeroOctets(x ^ pct)
@@ -260,41 +261,44 @@ func mayHaveAlternates(requestURI string) bool {
 		// octet makes them, and nothing else, a slash.
 		starts := zeroOctets((x|ones)^slash) | pcts
 		hits := slashes & (starts >> 8) & inner
-		end := zeroOctets(x^query) | zeroOctets(x^frag)
-		if end != 0 {
+		// An escaped slash starts "%2": only those escapes are looked at
+		// (escapedSlashIn), and only in a word that has a "%"; one in
+		// octet 7 is the next word's first.
+		if end := zeroOctets(x^query) | zeroOctets(x^frag); end != 0 {
 			// The path ends at the first "?" or "#": count only what
 			// comes before it.
 			before := end&-end - 1
-			hits &= before
-			pcts &= before
+			return hits&before != 0 || pcts&before != 0 && escapedSlashIn(s, pcts&before&(zeroOctets(x^two)>>8))
 		}
-		if hits != 0 {
-			return true
-		}
-		if pcts &= inner; pcts != 0 && escapedSlashIn(requestURI, i, pcts) {
-			return true
-		}
-		if end != 0 {
-			return false
+		if hits|pcts != 0 {
+			if hits != 0 || escapedSlashIn(s, pcts&(zeroOctets(x^two)>>8)) {
+				return true
+			}
 		}
 	}
 	for i := 0; i+1 < len(s); i++ {
-		switch c := s[i+1]; {
-		case s[i] == '?' || s[i] == '#':
+		switch c := s[i+1]; s[i] {
+		case '?', '#':
 			return false
-		case s[i] == '/' && (c|1 == '/' || c == '%'), escapedSlashStarts(s, i):
-			return true
+		case '/':
+			if c|1 == '/' || c == '%' {
+				return true
+			}
+		case '%':
+			if escapedSlashStarts(s, i) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // escapedSlashIn reports whether one of the octets "%" marked in pcts (0x80
-// in each, as zeroOctets gives them) of the word at s[at:] starts an escaped
-// slash that may start a dot segment (see escapedSlashStarts).
-func escapedSlashIn(s string, at int, pcts uint64) bool {
+// in each, as zeroOctets gives them) of the word at the start of s starts
+// an escaped slash that may start a dot segment (see escapedSlashStarts).
+func escapedSlashIn(s string, pcts uint64) bool {
 	for ; pcts != 0; pcts &= pcts - 1 {
-		if escapedSlashStarts(s, at+bits.TrailingZeros64(pcts)/8) {
+		if escapedSlashStarts(s, bits.TrailingZeros64(pcts)/8) {
 			return true
 		}
 	}
