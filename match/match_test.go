@@ -97,6 +97,11 @@ func TestPatternMatch(t *testing.T) {
 		{"/fish*.php", "/fishheads/catfish.php?p", true},
 		{"/$", "/", true},
 		{"/$", "/a", false},
+		{"/a*a$", "/a", false}, // the final literal may not reuse the prefix's octets
+		{"/a*a$", "/aa", true},
+		{"/ab*b$", "/ab", false},
+		{"/*x*xy$", "/xy", false}, // nor the octets of a literal between stars
+		{"/*x*xy$", "/xxy", true},
 		{"*m", "/foo.htm", true},
 		{"*m", "/foo", false},
 		{"/a*b*c", "/abc", true},

@@ -57,13 +57,16 @@ func (a Agent) Groups() []int {
 	return a.sel.groups
 }
 
-// Allowed reports whether a request for pathAndQuery may be sent, as
-// the transport decides it (DESIGN.md, "What is decided"): the path as
-// sent, and the forms that servers serve for it, must all be allowed. Those
-// forms are the path with its dot segments resolved ("/public/../private",
-// "%2E" counting as "."), and with its repeated slashes merged and then
-// its dot segments resolved ("//private"), so that no spelling reaches a
-// refused resource. See AllowedLiteral for the path alone.
+// Allowed reports whether a request for pathAndQuery may be sent, as the
+// transport decides it: the path as sent, and the forms that servers
+// serve for it, must all be allowed. Those forms are the path with its dot
+// segments resolved ("/public/../private", "%2E" counting as "."), with
+// its repeated slashes merged and then its dot segments resolved
+// ("//private"), and, when reading "%2F" as "/" reveals a dot segment,
+// the path a server that decodes "%2F" first would serve
+// ("/public/..%2fprivate" is "/private"), so that no spelling reaches a
+// refused resource. "%2F" is otherwise not "/": "/a%2Fb" is not decided
+// as "/a/b". See AllowedLiteral for the path alone.
 //
 // Allowed does not allocate for a path of up to 2,048 bytes that has no
 // such forms and that normalisation does not lengthen, as with printable
@@ -76,8 +79,9 @@ func (a Agent) Allowed(pathAndQuery string) bool {
 	if !a.AllowedLiteral(pathAndQuery) {
 		return false
 	}
-	resolved, merged := target.Alternates(pathAndQuery)
-	return (resolved == "" || a.AllowedLiteral(resolved)) && (merged == "" || a.AllowedLiteral(merged))
+	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	return (resolved == "" || a.AllowedLiteral(resolved)) && (merged == "" || a.AllowedLiteral(merged)) &&
+		(decoded == "" || a.AllowedLiteral(decoded))
 }
 
 // AllowedLiteral reports whether pathAndQuery itself is allowed, read
@@ -120,8 +124,8 @@ func (a Agent) Decide(pathAndQuery string) Decision {
 	if !d.Allowed || a.sel == nil {
 		return d
 	}
-	resolved, merged := target.Alternates(pathAndQuery)
-	for _, form := range [...]string{resolved, merged} {
+	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	for _, form := range [...]string{resolved, merged, decoded} {
 		if form == "" {
 			continue
 		}

@@ -173,8 +173,10 @@ type Decision struct {
 	Path string
 	// Resolved is set by Decide when the path as sent was allowed but a
 	// form of it that servers serve was refused (its dot segments
-	// resolved, or its repeated slashes merged and then its dot segments
-	// resolved): that form, as it was decided; Path holds it normalised.
+	// resolved; its repeated slashes merged and then its dot segments
+	// resolved; or, where reading "%2F" as "/" reveals a dot segment, the
+	// path a server decoding it serves): that form, as it was decided;
+	// Path holds it normalised.
 	Resolved string
 
 	robotsTxt bool // allowed as /robots.txt itself

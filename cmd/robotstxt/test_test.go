@@ -103,6 +103,13 @@ func TestTest(t *testing.T) {
 			wantErr:    []string{`"ftp://example.com/x"`, "not a path or an http(s) URL"},
 		},
 		{
+			name:       "a URL that cannot be read keeps exit 2 when a later URL fails -expect",
+			args:       []string{"-robots", example, "-agent", "ExampleBot", "-expect", "disallowed", "ftp://example.com/x", "/public"},
+			wantStatus: 2,
+			wantOut:    []string{"ALLOWED     /public\n", "FAIL: expected disallowed\n"},
+			wantErr:    []string{`"ftp://example.com/x"`},
+		},
+		{
 			name:       "-agent is required",
 			args:       []string{"-robots", example, "/x"},
 			wantStatus: 2,

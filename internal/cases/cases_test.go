@@ -35,20 +35,67 @@ func TestRead(t *testing.T) {
 	}
 }
 
-// TestRun checks that each case is decided as the transport would, and
-// that an unreadable URL fails its case rather than the run.
+// TestReadLines checks that each case keeps the line its row starts on in
+// the file, which the runner prints, past a note spanning two lines and a
+// blank line.
+func TestReadLines(t *testing.T) {
+	cs, err := Read(strings.NewReader("agent,url,expected,note\nbot,/a,allowed,\"two\nlines\"\n\nbot,/b,disallowed,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Case{
+		{Agent: "bot", URL: "/a", Expected: true, Note: "two\nlines", Line: 2},
+		{Agent: "bot", URL: "/b", Expected: false, Line: 5},
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("read %d cases, want %d", len(cs), len(want))
+	}
+	for i := range want {
+		if cs[i] != want[i] {
+			t.Errorf("case %d = %+v, want %+v", i, cs[i], want[i])
+		}
+	}
+}
+
+// TestRun checks that each case is decided as the transport would, in
+// the order given, one result per case, and that an unreadable URL fails
+// its case rather than the run.
 func TestRun(t *testing.T) {
 	r := policy.Parse([]byte("User-agent: *\nDisallow: /private\n"))
-	cs := []Case{
-		{Agent: "bot", URL: "/private/x", Expected: false},
-		{Agent: "bot", URL: "https://e.example/public/../private", Expected: false},
-		{Agent: "bot", URL: "/public", Expected: false},
-		{Agent: "bot", URL: "ftp://e.example/", Expected: true},
+	tests := []struct {
+		c       Case
+		allowed bool // the decision
+		line    int  // the deciding rule's line, 0 for none
+		passed  bool
+		err     bool
+	}{
+		{Case{Agent: "bot", URL: "/private/x", Expected: false, Line: 2}, false, 2, true, false},
+		{Case{Agent: "bot", URL: "https://e.example/public/../private", Expected: false, Line: 3}, false, 2, true, false},
+		{Case{Agent: "bot", URL: "/public", Expected: false, Line: 4}, true, 0, false, false},
+		{Case{Agent: "bot", URL: "/public#frag", Expected: true, Line: 5}, true, 0, true, false},
+		{Case{Agent: "bot", URL: "ftp://e.example/", Expected: true, Line: 6}, false, 0, false, true},
 	}
-	want := []bool{true, true, false, false}
-	for i, res := range Run(r, cs) {
-		if res.Passed() != want[i] {
-			t.Errorf("case %d (%s): passed = %v, want %v (%v)", i, res.URL, res.Passed(), want[i], res.Decision)
+	cs := make([]Case, len(tests))
+	for i, tt := range tests {
+		cs[i] = tt.c
+	}
+	got := Run(r, cs)
+	if len(got) != len(tests) {
+		t.Fatalf("Run returned %d results for %d cases", len(got), len(tests))
+	}
+	for i, tt := range tests {
+		res := got[i]
+		if res.Case != tt.c {
+			t.Errorf("result %d is for case %+v, want %+v", i, res.Case, tt.c)
+		}
+		if (res.Err != nil) != tt.err {
+			t.Errorf("case %d (%s): err = %v, want an error: %v", i, tt.c.URL, res.Err, tt.err)
+		}
+		if res.Err == nil && (res.Decision.Allowed != tt.allowed || res.Decision.Rule.Line != tt.line) {
+			t.Errorf("case %d (%s): decision %v (rule line %d), want allowed %v by line %d", i, tt.c.URL, res.Decision, res.Decision.Rule.Line, tt.allowed, tt.line)
+		}
+		if res.Passed() != tt.passed {
+			t.Errorf("case %d (%s): passed = %v, want %v", i, tt.c.URL, res.Passed(), tt.passed)
 		}
 	}
 }

@@ -35,7 +35,7 @@ type Warning struct {
 type Decision struct {
 	URL      string    `json:"url"`
 	Path     string    `json:"path,omitempty"`     // normalised path and query
-	Resolved string    `json:"resolved,omitempty"` // the dot-resolved path that was refused
+	Resolved string    `json:"resolved,omitempty"` // the form a server serves that was refused
 	Allowed  bool      `json:"allowed"`
 	Rule     *Rule     `json:"rule,omitempty"`  // nil when no rule matched
 	Token    string    `json:"token,omitempty"` // token whose groups applied; "*" for the fallback

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,11 +29,13 @@ func TestDecide(t *testing.T) {
 		rule             *Rule
 		groupLine        int
 		warnLines        []int
+		resolved         string // the other form that was refused
 	}{
-		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}},
-		{"fallback group", "https://e.example/y", "other", false, &Rule{"disallow", "/", 2}, 1, []int{3}},
-		{"no rule matched", "/public", "a", true, nil, 5, []int{7, 8}},
-		{"dot segments resolved", "/public/../private", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}},
+		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, ""},
+		{"fallback group", "https://e.example/y", "other", false, &Rule{"disallow", "/", 2}, 1, []int{3}, ""},
+		{"no rule matched", "/public", "a", true, nil, 5, []int{7, 8}, ""},
+		{"dot segments resolved", "/public/../private", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, "/private"},
+		{"escaped slash decoded", "/public/..%2fprivate", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, "/private"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,8 +50,11 @@ func TestDecide(t *testing.T) {
 			for _, w := range d.Warnings {
 				lines = append(lines, w.Line)
 			}
-			if len(lines) != len(tt.warnLines) || len(lines) > 0 && lines[0] != tt.warnLines[0] {
+			if !slices.Equal(lines, tt.warnLines) {
 				t.Errorf("warnings on lines %v, want %v", lines, tt.warnLines)
+			}
+			if d.Resolved != tt.resolved {
+				t.Errorf("Resolved = %q, want %q", d.Resolved, tt.resolved)
 			}
 		})
 	}

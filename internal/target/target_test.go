@@ -13,6 +13,9 @@ func TestTarget(t *testing.T) {
 		{"/a#f", "/a"},
 		{"http://e.example", "/"},
 		{"HTTPS://e.example:8443/p?q#f", "/p?q"},
+		{"HTTP://e.example/p", "/p"},
+		{"Http://e.example", "/"},
+		{"hTtPs://e.example/a%2Fb", "/a%2Fb"},
 		{"http://e.example?q=1", "/?q=1"},
 		{"http://e.example#f", "/"},
 	}
