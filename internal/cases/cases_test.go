@@ -1,6 +1,7 @@
 package cases
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestReadLines(t *testing.T) {
 		t.Fatalf("read %d cases, want %d", len(cs), len(want))
 	}
 	for i := range want {
-		if cs[i] != want[i] {
+		if !reflect.DeepEqual(cs[i], want[i]) {
 			t.Errorf("case %d = %+v, want %+v", i, cs[i], want[i])
 		}
 	}
@@ -85,7 +86,7 @@ func TestRun(t *testing.T) {
 	}
 	for i, tt := range tests {
 		res := got[i]
-		if res.Case != tt.c {
+		if !reflect.DeepEqual(res.Case, tt.c) {
 			t.Errorf("result %d is for case %+v, want %+v", i, res.Case, tt.c)
 		}
 		if (res.Err != nil) != tt.err {
