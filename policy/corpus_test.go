@@ -9,20 +9,16 @@ import (
 	"testing"
 )
 
-// sampleCorpus holds real robots.txt files committed with the module, so
-// that the corpus tests mean something on a clean clone.
-const sampleCorpus = "testdata/corpus"
-
-// sharedCorpus is the full corpus of real files as seen from this
-// directory, used when present; ROBOTS_CORPUS names another directory.
-const sharedCorpus = "../../shared/robots-corpus"
+// corpusDir holds the real robots.txt files committed with the module,
+// so that the corpus tests mean something on a clean clone.
+const corpusDir = "../testdata/robots-corpus"
 
 // TestCorpusVerdicts decides the committed table of URLs for the sample
 // files and compares each decision, and the line of the rule that made
 // it, with the table's. The table was computed once and a sample of its
-// rows checked by hand against the files (testdata/corpus/README.md).
+// rows checked by hand against the files (testdata/verdicts.md).
 func TestCorpusVerdicts(t *testing.T) {
-	f, err := os.Open(filepath.Join(sampleCorpus, "verdicts.csv"))
+	f, err := os.Open("testdata/verdicts.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +40,7 @@ func TestCorpusVerdicts(t *testing.T) {
 		}
 		r := parsed[file]
 		if r == nil {
-			data, err := os.ReadFile(filepath.Join(sampleCorpus, file))
+			data, err := os.ReadFile(filepath.Join(corpusDir, file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +58,8 @@ func TestCorpusVerdicts(t *testing.T) {
 	}
 }
 
-// TestCorpusInvariants checks, on every real file (the committed sample,
-// and the full corpus when present), what each file says of itself, read
+// TestCorpusInvariants checks, on every real file of the committed
+// corpus, what each file says of itself, read
 // by a scanner of its own rather than by the parser: /robots.txt is always
 // allowed; every literal Disallow path (no "*", "$" or escape) is refused
 // for each agent its group names, unless an Allow at least as long may
@@ -71,19 +67,9 @@ func TestCorpusVerdicts(t *testing.T) {
 // may match it. Agents of the "*" groups are checked as a crawler that no
 // group names.
 func TestCorpusInvariants(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sampleCorpus, "*.txt"))
-	if len(files) < 10 {
-		t.Fatalf("%d sample files in %s, want the committed sample", len(files), sampleCorpus)
-	}
-	dir := sharedCorpus
-	if env := os.Getenv("ROBOTS_CORPUS"); env != "" {
-		dir = env
-	}
-	shared, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-	for _, f := range shared {
-		if filepath.Base(f) != "urls.txt" { // the corpus's URL list
-			files = append(files, f)
-		}
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.txt"))
+	if len(files) < 100 {
+		t.Fatalf("%d files in %s, want the committed corpus", len(files), corpusDir)
 	}
 	var refusals, exceptions, skipped int
 	for _, file := range files {
