@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -157,4 +158,69 @@ func (l *robotsLog) fetched() []string {
 // hour, as another process would store it.
 func freshRecord(now time.Time) record {
 	return record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: now, Expires: now.Add(time.Hour)}
+}
+
+// waitTimeout bounds every wait in the tests: a ceiling so generous that
+// only a real defect (a lost wake-up, a deadlock) reaches it on a loaded,
+// paused machine, and well under go test's own timeout, so that one hung
+// test fails by name instead of hiding every test after it.
+const waitTimeout = 2 * time.Minute
+
+// waitFor polls cond until it holds, failing the test with what it was
+// waiting for if it does not within waitTimeout.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// recv receives from ch, failing the test with what it was waiting for if
+// nothing arrives within waitTimeout.
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	tm := time.NewTimer(waitTimeout)
+	defer tm.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-tm.C:
+		t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
+	}
+	var zero T
+	return zero
+}
+
+// waitGroup waits for wg, failing the test with what it was waiting for if
+// it is not done within waitTimeout.
+func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	recv(t, done, what)
+}
+
+// hold blocks a test server's handler until release is closed or r's
+// context ends, and at most waitTimeout, so that a test that fails before
+// releasing it cannot hang the server's Close.
+func hold(r *http.Request, release <-chan struct{}) {
+	holdCtx(r.Context(), release)
+}
+
+// holdCtx is hold for a context of the caller's.
+func holdCtx(ctx context.Context, release <-chan struct{}) {
+	tm := time.NewTimer(waitTimeout)
+	defer tm.Stop()
+	select {
+	case <-release:
+	case <-ctx.Done():
+	case <-tm.C:
+	}
 }

@@ -95,7 +95,7 @@ func TestBoundedMemory(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	waitGroup(t, &wg, "every worker's checks")
 	if got := tr.Stats().Fetches[Parsed]; got != origins {
 		t.Errorf("%d fetches, want %d", got, origins)
 	}

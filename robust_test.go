@@ -129,7 +129,7 @@ func TestFetchTimeoutBaseIgnoresContext(t *testing.T) {
 	stuck := make(chan struct{})
 	t.Cleanup(func() { close(stuck) })
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		<-stuck // ignores r.Context()
+		holdCtx(context.Background(), stuck) // ignores r.Context()
 		return nil, errors.New("released")
 	})
 	c := newClock()

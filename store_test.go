@@ -215,6 +215,53 @@ func TestFleetSwapMerges(t *testing.T) {
 	}
 }
 
+// plainCache is an httpcache.Cache and nothing more (no compare-and-swap),
+// with a hook run after each Get for a test to play another writer.
+type plainCache struct {
+	*MemoryCache
+	afterGet func(key string)
+}
+
+func (c plainCache) Get(key string) ([]byte, bool) {
+	v, ok := c.MemoryCache.Get(key)
+	if c.afterGet != nil {
+		c.afterGet(key)
+	}
+	return v, ok
+}
+
+// TestPlainCacheSaveMerges checks that a save to a Cache without
+// compare-and-swap merges with what another writer stored since this
+// transport loaded the record: the outage recorded here keeps the good
+// copy the other stored meanwhile.
+func TestPlainCacheSaveMerges(t *testing.T) {
+	s := newSite(t, serve(503, ""))
+	c := newClock()
+	origin, _ := originOfString(s.URL)
+	key := recordKey(origin)
+	cache := plainCache{MemoryCache: NewMemoryCache(100, 1<<20)}
+	raced := false
+	cache.afterGet = func(k string) {
+		if k != key || raced {
+			return
+		}
+		// Right after this transport finds no record, another writer
+		// stores its good copy.
+		raced = true
+		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}
+		cache.Set(k, good.encode())
+	}
+	tr := newTestTransport(t, c, Options{Cache: cache})
+	if err := tr.Check(context.Background(), s.URL+"/x"); !errors.Is(err, ErrDisallowed) {
+		t.Fatalf("Check = %v, want refused as unreachable", err)
+	}
+	raw, _ := cache.MemoryCache.Get(key)
+	rec, err := decodeRecord(raw)
+	if err != nil || rec.Outcome != Unreachable || rec.Good == nil || string(rec.Good.Body) != privateRobots {
+		t.Errorf("stored %+v, %v; want the outage with the other writer's good copy", rec, err)
+	}
+}
+
 // TestVaryUserAgent checks that a robots.txt served with Vary:
 // User-Agent is kept per user agent in a shared store, and one without it
 // is shared.
