@@ -2,7 +2,6 @@ package robots
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"time"
 
@@ -49,8 +48,9 @@ type RobotsInfo struct {
 	// last good fetch was not parsed, and shared: it must not be modified.
 	Body []byte
 	// Sitemaps are the Sitemap lines of Policy as absolute http or https
-	// URLs, resolved against the robots.txt URL; lines that do not
-	// resolve to one are left out.
+	// URLs, relative ones resolved against the URL the robots.txt was
+	// finally read from, after redirects; lines that do not resolve to
+	// one are left out.
 	Sitemaps []string
 	// Delay is the least time between two requests to the origin: the
 	// transport's minimum raised by the crawler's Crawl-delay.
@@ -61,38 +61,33 @@ type RobotsInfo struct {
 // robots.txt through the same cache as RoundTrip when it is not already
 // held, so that a crawler can read the sitemaps without a second request.
 // The crawl delay is the one of the crawler's own tokens; without any
-// (Options names none) it is the one of the "*" groups.
+// (Options names none) it is the one of the "*" groups. A URL that
+// robots.txt does not govern gets an error matching ErrNotHTTP, as from
+// Check.
 func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
 	t.init()
-	u, err := parseAbsolute(rawURL)
+	u, err := parseHTTP(rawURL)
 	if err != nil {
 		return RobotsInfo{}, err
-	}
-	if !isHTTP(u.Scheme) {
-		return RobotsInfo{}, fmt.Errorf("robots: %q is not an http or https URL", u.Redacted())
 	}
 	tg, err := targetFor(u, "")
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	o := t.origins.lookupTarget(&tg)
+	o := t.origins.originFor(tg.id)
 	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	rules, _, fallback := st.rules(now, t.cfg.fallbackAfter)
-	// A key that names no robots.txt URL made the fetch unreachable,
-	// which st.err says; it has no sitemaps to resolve.
-	robotsURL, _, _ := robotsURLOf(o.key)
+	rules := st.rules(now, t.cfg.fallbackAfter)
 	info := RobotsInfo{
 		Origin:     o.key,
 		Outcome:    st.rec.Outcome,
 		StatusCode: st.rec.Status,
-		Policy:     rules,
+		Policy:     rules.robots,
 		FetchedAt:  st.rec.FetchedAt,
-		Fallback:   fallback,
-		Sitemaps:   sitemaps(rules, robotsURL),
-		Delay:      t.pacer.delayFor(rules.Agent(t.cfg.tokens...)),
+		Fallback:   rules.fallback,
+		Delay:      t.pacer.delayFor(rules.robots.Agent(t.cfg.tokens...)),
 	}
 	good := st.rec
 	if st.rec.Outcome == Unreachable {
@@ -108,6 +103,13 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	if good.Outcome == Parsed {
 		info.Body = good.Body
 	}
+	// Relative lines resolve against where the file was finally read
+	// from, after redirects (RFC 3986 section 5.1.3).
+	base, _ := o.id.robotsURL()
+	if read, err := url.Parse(good.URL); err == nil && good.URL != "" {
+		base = read
+	}
+	info.Sitemaps = sitemaps(rules.robots, base)
 	return info, nil
 }
 

@@ -196,7 +196,8 @@ func originOfString(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return originOf(req.URL)
+	id, err := identify(req.URL, "")
+	return id.key(), err
 }
 
 // bigRobots returns a robots.txt of about size bytes of distinct rules,

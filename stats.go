@@ -1,8 +1,6 @@
 package robots
 
 import (
-	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -74,14 +72,6 @@ func (c *counters) fetched(res fetchResult) {
 	}
 }
 
-// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
-func (r fetchResult) class() string {
-	if r.status == 0 {
-		return "network"
-	}
-	return strconv.Itoa(r.status/100) + "xx"
-}
-
 // snapshot returns the counts as Stats, with origins the number of
 // origins held.
 func (c *counters) snapshot(origins int) Stats {
@@ -104,22 +94,4 @@ func (c *counters) snapshot(origins int) Stats {
 		s.FetchStatus[k] = c.status[i].Load()
 	}
 	return s
-}
-
-// logFetch logs one robots.txt fetch of the origin whose key is
-// originKey, which led to rec.
-func logFetch(l *slog.Logger, originKey string, res fetchResult, rec *record) {
-	attrs := []any{"origin", originKey, "outcome", res.outcome.String(), "status", res.status, "url", res.url}
-	switch res.outcome {
-	case Unreachable:
-		attrs = append(attrs, "error", res.err, "failures", rec.Failures, "retryAt", rec.RetryAt)
-	case Unavailable:
-		if res.err != nil {
-			attrs = append(attrs, "reason", res.err)
-		}
-		attrs = append(attrs, "expires", rec.Expires)
-	case Parsed:
-		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", rec.Expires)
-	}
-	l.Info("robots: fetched robots.txt", attrs...)
 }
