@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -78,17 +79,48 @@ func TestWorkerPoolKeepsPace(t *testing.T) {
 	}
 }
 
-// queued returns how many requests wait in the schedule of key.
-func queued(tr *Transport, key string) int {
+// waitCeiling bounds every wait of a pacing test: generous, so that only
+// a defect, never a loaded machine, reaches it.
+const waitCeiling = 30 * time.Second
+
+// eventually polls cond until it holds, failing t with what it waited for
+// once waitCeiling has passed.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitCeiling)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// within receives from ch, failing t with what it waited for once
+// waitCeiling has passed.
+func within[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitCeiling):
+		t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+		panic("unreachable")
+	}
+}
+
+// waiting returns how many requests wait in the schedule of key.
+func waiting(tr *Transport, key string) int {
 	s := tr.pacer.schedule(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.queue)
+	return len(s.waiting)
 }
 
 // TestCancelGivesSlotsBack checks that waiters whose contexts end, in
-// whatever order, give their slots back at once: the one left waits one
-// delay, not one per waiter gone.
+// whatever order, give their slots back at once: the one left moves up to
+// the first slot, one delay after the last request sent, not one per
+// waiter gone.
 func TestCancelGivesSlotsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -120,6 +152,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 			if _, err := get(t, tr, s.URL+"/first"); err != nil {
 				t.Fatal(err)
 			}
+			sent := c.Now()
 			var cancels []context.CancelFunc
 			var results []chan error
 			for i := range 4 {
@@ -134,28 +167,27 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 					}
 					done <- err
 				}()
-				for queued(tr, s.URL) != i+1 {
-					time.Sleep(time.Millisecond)
-				}
+				eventually(t, fmt.Sprintf("waiter %d to join the line", i), func() bool { return waiting(tr, s.URL) == i+1 })
 				cancels, results = append(cancels, cancel), append(results, done)
 			}
 			for _, i := range tc.order {
 				cancels[i]()
-				if err := <-results[i]; !errors.Is(err, context.Canceled) {
+				if err := within(t, fmt.Sprintf("waiter %d to leave", i), results[i]); !errors.Is(err, context.Canceled) {
 					t.Errorf("waiter %d: %v, want context.Canceled", i, err)
 				}
 			}
+			// The last waiter sleeps again for its new slot once woken.
+			eventually(t, "the last waiter to sleep for one delay", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return sleeps[len(sleeps)-1] == time.Second
+			})
 			close(release)
-			if err := <-results[3]; err != nil {
+			if err := within(t, "the last waiter's answer", results[3]); err != nil {
 				t.Fatalf("last waiter: %v", err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, d := range sleeps {
-				if d != time.Second {
-					t.Errorf("waits %v, want each one delay (1s)", sleeps)
-					break
-				}
+			if got := c.Now().Sub(sent); got != time.Second {
+				t.Errorf("the last waiter went %v after the first request, want one delay (1s); sleeps %v", got, sleeps)
 			}
 			if n := s.pageHits.Load(); n != 2 {
 				t.Errorf("%d pages served, want 2", n)

@@ -26,8 +26,10 @@ import (
 
 // The fleet capabilities the transport looks for on its Cache.
 var (
-	_ robots.Leaser  = (*redisstore.Store)(nil)
-	_ robots.Swapper = (*redisstore.Store)(nil)
+	_ robots.Leaser       = (*redisstore.Store)(nil)
+	_ robots.Swapper      = (*redisstore.Store)(nil)
+	_ robots.SlotReserver = (*redisstore.Store)(nil)
+	_ robots.SlotReserver = loggingStore{}
 )
 
 const siteRobots = "User-agent: *\nDisallow: /private\n"
@@ -428,12 +430,12 @@ type loggingStore struct {
 	log *slotLog
 }
 
-func (s loggingStore) ReserveSlot(ctx context.Context, origin string, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
-	at, ok, err := s.Store.ReserveSlot(ctx, origin, now, interval, limit)
-	if ok && err == nil {
+func (s loggingStore) ReserveSlot(ctx context.Context, origin string, req robots.SlotRequest) (robots.Slot, error) {
+	slot, err := s.Store.ReserveSlot(ctx, origin, req)
+	if slot.Reserved && err == nil {
 		s.log.mu.Lock()
-		s.log.slots = append(s.log.slots, at)
+		s.log.slots = append(s.log.slots, slot.At)
 		s.log.mu.Unlock()
 	}
-	return at, ok, err
+	return slot, err
 }
