@@ -208,18 +208,21 @@ func latest(times ...time.Time) time.Time {
 // microseconds.
 func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }
 
-// start returns the earliest time from now that a request with delay may
-// be given a slot, before the limiter's own reservations: after any
-// pause, after the latest time the limiter was given, and a delay after
-// every store slot of this process, sent or waited for. s.mu is held.
-func (s *schedule) start(now time.Time, delay time.Duration) time.Time {
+// start returns the earliest time from now that a request with delay,
+// taking n slots, may be given a slot, before the limiter's own
+// reservations: after any pause, after the latest time the limiter was
+// given, and after every store slot of this process, sent or waited for,
+// by n delays: while the store is unavailable, the other members may have
+// taken the slots in between. s.mu is held.
+func (s *schedule) start(now time.Time, delay time.Duration, n int) time.Time {
 	t := latest(now, s.floor, s.paused())
+	gap := time.Duration(n) * delay
 	if !s.lastShared.IsZero() {
-		t = latest(t, s.lastShared.Add(delay))
+		t = latest(t, s.lastShared.Add(gap))
 	}
 	for _, b := range s.waiting {
 		if b.kind == shared {
-			t = latest(t, b.at.Add(delay))
+			t = latest(t, b.at.Add(gap))
 		}
 	}
 	return t
@@ -229,7 +232,7 @@ func (s *schedule) start(now time.Time, delay time.Duration) time.Time {
 // given, without reserving it: the process's own next send time. s.mu is
 // held.
 func (s *schedule) next(now time.Time, delay time.Duration) time.Time {
-	t := s.start(now, delay)
+	t := s.start(now, delay, 1)
 	if s.lim != nil && delay > 0 {
 		if tokens := s.lim.TokensAt(t); tokens < 1 {
 			t = t.Add(time.Duration((1 - tokens) * float64(s.delay)))
@@ -279,7 +282,8 @@ func (s *schedule) rebook(i int, drop bool, now time.Time) {
 	}
 	for _, b := range s.waiting[i:] {
 		if b.kind != shared {
-			s.book(b, s.start(now, b.delay), max(len(b.rs), 1))
+			n := max(len(b.rs), 1)
+			s.book(b, s.start(now, b.delay, n), n)
 		}
 		if b.wake != nil {
 			b.wake()
@@ -391,7 +395,7 @@ func (p *pacer) waitLocal(ctx context.Context, s *schedule, delay time.Duration,
 		b.kind = free
 	}
 	s.mu.Lock()
-	t := s.start(now, delay)
+	t := s.start(now, delay, n)
 	if b.kind == local && n == 1 && len(s.waiting) == 0 && !t.After(now) && s.lim != nil && s.delay == delay && s.lim.AllowN(t, 1) {
 		// The slot is now: nothing to give back later, no booking.
 		s.floor = t

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -288,5 +292,130 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	}
 	if n := s.robotsHits.Load(); n != 2 {
 		t.Errorf("%d robots.txt fetches, want 2", n)
+	}
+}
+
+// fleetStub is a fleet store in memory for one process: its slots follow
+// SlotReserver's contract, and while down is set each reservation fails
+// after taking lag on the clock, as a Redis call that times out.
+type fleetStub struct {
+	*MemoryCache
+	clock   *testClock
+	lag     time.Duration
+	members int
+	down    atomic.Bool
+
+	mu           sync.Mutex
+	last, paused time.Time
+}
+
+func (f *fleetStub) ReserveSlot(ctx context.Context, key string, req SlotRequest) (Slot, error) {
+	if f.down.Load() {
+		f.clock.Advance(f.lag)
+		return Slot{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := latest(req.Now, req.NotBefore, f.paused)
+	if !f.last.IsZero() {
+		at = latest(at, f.last.Add(req.Interval))
+	}
+	if !req.Limit.IsZero() && at.After(req.Limit) {
+		return Slot{At: at, Members: f.members}, nil
+	}
+	f.last = at
+	return Slot{At: at, Reserved: true, Members: f.members}, nil
+}
+
+func (f *fleetStub) CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error {
+	return nil
+}
+
+func (f *fleetStub) Pause(ctx context.Context, key string, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = latest(f.paused, until)
+	return nil
+}
+
+func (f *fleetStub) PausedUntil(ctx context.Context, key string) (time.Time, error) {
+	if f.down.Load() {
+		return time.Time{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paused, nil
+}
+
+// sendLog is a base that answers robots.txt with allowAll and records
+// the time, on clock, at which each other request is sent.
+type sendLog struct {
+	clock *testClock
+	mu    sync.Mutex
+	sends []time.Time
+}
+
+const allowAll = "User-agent: *\nAllow: /\n"
+
+func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := allowAll
+	if r.URL.Path != "/robots.txt" {
+		l.mu.Lock()
+		l.sends = append(l.sends, l.clock.Now())
+		l.mu.Unlock()
+		body = "page"
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+func (l *sendLog) times() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sends)
+}
+
+// TestFleetFallbackKeepsOwnPace checks that a request paced alone after a
+// failed store call is never sent sooner than the process's own last send
+// plus the delay: the slot the store granted before reaches the local
+// schedule, and the local slot counts from the clock read after the failed
+// call (which took lag), not before it. With members, the fallback paces
+// at the delay times the members last seen.
+func TestFleetFallbackKeepsOwnPace(t *testing.T) {
+	const delay = time.Second
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration // between the shared request and the next
+		lag     time.Duration // that each failed store call takes
+		members int
+		gaps    []time.Duration // between sends, on the clock
+	}{
+		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay, delay, delay}},
+		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, delay, delay}},
+		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3 * delay, 3 * delay, 3 * delay}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			base := &sendLog{clock: c}
+			store := &fleetStub{MemoryCache: NewMemoryCache(100, 1<<20), clock: c, lag: tc.lag, members: tc.members}
+			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Cache: store, Now: c.Now, Sleep: c.Sleep})
+			if _, err := get(t, tr, "http://fleet.example/shared"); err != nil {
+				t.Fatal(err)
+			}
+			store.down.Store(true)
+			c.Advance(tc.after)
+			for i := range len(tc.gaps) {
+				if _, err := get(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sends := base.times()
+			var gaps []time.Duration
+			for i := 1; i < len(sends); i++ {
+				gaps = append(gaps, sends[i].Sub(sends[i-1]))
+			}
+			if !slices.Equal(gaps, tc.gaps) {
+				t.Errorf("sends %v apart, want %v", gaps, tc.gaps)
+			}
+		})
 	}
 }
