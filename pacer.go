@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
 	"github.com/crawlkit/robots/policy"
@@ -33,6 +34,10 @@ type pacer struct {
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
+
+	// pauses shares one read of an origin's stored pause between the
+	// unpaced requests that ask at once.
+	pauses singleflight.Group
 
 	// members is how many members the store last said pace an origin,
 	// whichever: the count for origins this process has no count of.
@@ -359,14 +364,20 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 }
 
 // fleetPause reads the pause any member of the fleet stored for s into
-// s. A store that fails leaves the process's own pause, if any.
+// s: one round trip, shared by the requests to the origin that ask while
+// it is under way. A store that fails leaves the process's own pause, if
+// any.
 func (p *pacer) fleetPause(ctx context.Context, s *schedule, now time.Time) {
-	until, err := p.fleet.PausedUntil(ctx, s.key)
+	v, err, _ := p.pauses.Do(s.key, func() (any, error) {
+		// Shared, so not cut short by the first asker's context; the
+		// store bounds the call.
+		return p.fleet.PausedUntil(context.WithoutCancel(ctx), s.key)
+	})
 	if err != nil {
 		p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", s.key, "error", err)
 		return
 	}
-	if until.After(now) && s.extendPause(until) {
+	if until := v.(time.Time); until.After(now) && s.extendPause(until) {
 		s.mu.Lock()
 		s.rebook(0, false, now)
 		s.mu.Unlock()

@@ -208,11 +208,10 @@ func TestReserveSlot(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC)
 	sec := time.Second
 	type step struct {
-		name  string
-		do    func() (time.Time, bool, error)
-		at    time.Time
-		ok    bool
-		after func() error
+		name string
+		do   func() (time.Time, bool, error)
+		at   time.Time
+		ok   bool
 	}
 	reserve := func(now time.Time, interval time.Duration, limit time.Time) func() (time.Time, bool, error) {
 		return func() (time.Time, bool, error) { return reserveSlot(s, origin, now, interval, limit) }
