@@ -116,6 +116,40 @@ func within[T any](t *testing.T, what string, ch <-chan T) T {
 	}
 }
 
+// roundTripWithin is tr.RoundTrip(req) bounded by waitCeiling, reading
+// the body: a pacing defect that blocks a request fails the test instead
+// of hanging the package.
+func roundTripWithin(t *testing.T, tr http.RoundTripper, req *http.Request) (string, error) {
+	t.Helper()
+	type result struct {
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{string(b), err}
+	}()
+	r := within(t, "the answer to "+req.Method+" "+req.URL.String(), done)
+	return r.body, r.err
+}
+
+// getWithin is get bounded by waitCeiling.
+func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roundTripWithin(t, tr, req)
+}
+
 // waiting returns how many requests wait in the schedule of key.
 func waiting(tr *Transport, key string) int {
 	s := tr.pacer.schedule(key)
@@ -156,7 +190,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 					return ctx.Err()
 				}
 			}
-			if _, err := get(t, tr, s.URL+"/first"); err != nil {
+			if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
 				t.Fatal(err)
 			}
 			sent := c.Now()
@@ -228,19 +262,19 @@ func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
-	if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := roundTripWithin(t, tr, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
 	}
 	if w := c.Waits(); len(w) != 0 {
 		t.Errorf("waits %v before failing, want none", w)
 	}
-	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
 		t.Fatal(err)
 	}
 	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
@@ -257,18 +291,18 @@ func TestPauseOutlivesOrigin(t *testing.T) {
 	_, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 2, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 25 {
-		if _, err := get(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
+		if _, err := getWithin(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := tr.origins.len(); n > 2 {
 		t.Fatalf("%d origins held, want at most 2", n)
 	}
-	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
 		t.Fatal(err)
 	}
 	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
@@ -283,11 +317,11 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Freshness: time.Hour, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://site.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://site.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	s.setRobots(serve(200, "User-agent: *\nDisallow: /page\n"))
-	if _, err := get(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+	if _, err := getWithin(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
 		t.Fatalf("RoundTrip = %v, want ErrDisallowed from the robots.txt fetched after the wait", err)
 	}
 	if n := s.pageHits.Load(); n != 1 {
@@ -401,13 +435,13 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 			base := &sendLog{clock: c}
 			store := &fleetStub{MemoryCache: NewMemoryCache(100, 1<<20), clock: c, lag: tc.lag, members: tc.members}
 			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Cache: store, Now: c.Now, Sleep: c.Sleep})
-			if _, err := get(t, tr, "http://fleet.example/shared"); err != nil {
+			if _, err := getWithin(t, tr, "http://fleet.example/shared"); err != nil {
 				t.Fatal(err)
 			}
 			store.down.Store(true)
 			c.Advance(tc.after)
 			for i := range len(tc.gaps) {
-				if _, err := get(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
+				if _, err := getWithin(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
