@@ -31,20 +31,59 @@ type Swapper interface {
 }
 
 // SlotReserver is an optional capability of Options.Cache: one pace per
-// origin across every process sharing the store. When Options.Cache
-// implements it, each paced request reserves its send time there; an
-// error from any method counts as the store being unavailable for that
-// request, which is then paced by the transport alone.
+// origin across every process sharing the store, the pauses any of them
+// was asked for, and how many of them pace each origin. When
+// Options.Cache implements it, each paced request reserves its send time
+// there and each unpaced one asks whether the origin is paused; an error
+// from any method counts as the store being unavailable for that request,
+// which is then paced by the transport alone, its delay multiplied by the
+// members it last saw.
 type SlotReserver interface {
-	// ReserveSlot reserves the earliest send time for key that is >= now,
-	// >= the last reserved slot + interval, and >= any pause. If that time
-	// is after limit (limit zero: no limit) nothing is reserved and ok is
-	// false (at still says when it would be).
-	ReserveSlot(ctx context.Context, key string, now time.Time, interval time.Duration, limit time.Time) (at time.Time, ok bool, err error)
+	// ReserveSlot reserves the earliest send time for key that is no
+	// earlier than req.NotBefore (or req.Now), than the last slot
+	// reserved by any member plus req.Interval, and than any pause, and
+	// counts req.Member as pacing key. If that time is after req.Limit
+	// nothing is reserved and the Slot says when it would have been.
+	ReserveSlot(ctx context.Context, key string, req SlotRequest) (Slot, error)
 	// CancelSlot gives back the slot at (reserved with interval) if it is
 	// still the last one.
 	CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error
 	// Pause holds every later slot of key until at least until
 	// (Retry-After).
 	Pause(ctx context.Context, key string, until time.Time) error
+	// PausedUntil returns the end of the pause any member stored for key;
+	// the zero time when there is none.
+	PausedUntil(ctx context.Context, key string) (time.Time, error)
+}
+
+// SlotRequest is what a paced request asks of a SlotReserver.
+type SlotRequest struct {
+	// Member names the process reserving (random per transport), so that
+	// the store can count the members pacing an origin.
+	Member string
+	// Now is the reserver's clock.
+	Now time.Time
+	// NotBefore is the earliest the slot may be: the member's own next
+	// slot. If zero or before Now, Now is used.
+	NotBefore time.Time
+	// Interval is the least time between two slots of the origin.
+	Interval time.Duration
+	// Limit is the latest slot the request can use. If zero, there is
+	// none.
+	Limit time.Time
+}
+
+// Slot is a SlotReserver's answer to a SlotRequest.
+type Slot struct {
+	// At is the send time reserved, or the one that would have been when
+	// Reserved is false.
+	At time.Time
+	// Reserved reports whether At was reserved: false when it lay past
+	// the request's Limit.
+	Reserved bool
+	// Members is how many members, the caller included, reserved slots
+	// of the origin lately: while the store is unavailable, each member
+	// paces the origin at this many times the delay, so that the fleet
+	// keeps the origin's pace. Zero when the store does not count.
+	Members int
 }

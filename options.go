@@ -132,7 +132,9 @@ type Options struct {
 	// body, outage clock) is kept, one entry per origin; transports
 	// sharing one share their fetches. A Cache that also implements
 	// Leaser or Swapper lets transports in several processes share one
-	// fetch per origin and merge their records. If nil, a MemoryCache
+	// fetch per origin and merge their records; one that implements
+	// SlotReserver shares each origin's pace and Retry-After pauses, and
+	// counts the processes pacing it. If nil, a MemoryCache
 	// holding 2*MaxOrigins entries and DefaultCacheBytes bytes is used.
 	Cache httpcache.Cache
 	// MaxOrigins is how many origins' parsed robots.txt are held in

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -75,7 +76,7 @@ func TestKeys(t *testing.T) {
 	if _, err := s.Lease(ctx, "robots-record "+origin, "tok", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.ReserveSlot(ctx, origin, now, time.Second, time.Time{}); err != nil {
+	if _, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
@@ -84,6 +85,7 @@ func TestKeys(t *testing.T) {
 		"fleet:rs1:{some other key}:entry":             time.Hour,
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
 		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
+		"fleet:rs1:{" + origin + "}:members":           redisstore.MemberWindow + time.Minute,
 	}
 	keys, err := client.Keys(ctx, "*").Result()
 	if err != nil {
@@ -206,14 +208,13 @@ func TestReserveSlot(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC)
 	sec := time.Second
 	type step struct {
-		name  string
-		do    func() (time.Time, bool, error)
-		at    time.Time
-		ok    bool
-		after func() error
+		name string
+		do   func() (time.Time, bool, error)
+		at   time.Time
+		ok   bool
 	}
 	reserve := func(now time.Time, interval time.Duration, limit time.Time) func() (time.Time, bool, error) {
-		return func() (time.Time, bool, error) { return s.ReserveSlot(ctx, origin, now, interval, limit) }
+		return func() (time.Time, bool, error) { return reserveSlot(s, origin, now, interval, limit) }
 	}
 	steps := []step{
 		{name: "first slot is now, to the microsecond", do: reserve(t0, sec, time.Time{}), at: t0, ok: true},
@@ -225,25 +226,25 @@ func TestReserveSlot(t *testing.T) {
 			if err := s.CancelSlot(ctx, origin, t0.Add(time.Hour), sec); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(time.Hour), ok: true},
 		{name: "cancelling a slot that is not the last changes nothing", do: func() (time.Time, bool, error) {
 			if err := s.CancelSlot(ctx, origin, t0, sec); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(time.Hour + sec), ok: true},
 		{name: "a pause holds the next slot", do: func() (time.Time, bool, error) {
 			if err := s.Pause(ctx, origin, t0.Add(2*time.Hour)); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(2 * time.Hour), ok: true},
 		{name: "a shorter pause does not shorten it", do: func() (time.Time, bool, error) {
 			if err := s.Pause(ctx, origin, t0.Add(time.Hour)); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), 0, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), 0, time.Time{})
 		}, at: t0.Add(2 * time.Hour), ok: true},
 	}
 	for _, st := range steps {
@@ -254,11 +255,93 @@ func TestReserveSlot(t *testing.T) {
 	}
 }
 
+// reserveSlot reserves a slot of origin as member "a", from now on.
+func reserveSlot(s *redisstore.Store, origin string, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
+	slot, err := s.ReserveSlot(context.Background(), origin, robots.SlotRequest{Member: "a", Now: now, Interval: interval, Limit: limit})
+	return slot.At, slot.Reserved, err
+}
+
+// TestReserveSlotNotBefore checks that a slot is never before the
+// member's own next one, even when the store holds no slot (a Redis that
+// restarted empty), nor before the fleet's.
+func TestReserveSlotNotBefore(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, st := range []struct {
+		name      string
+		notBefore time.Time
+		want      time.Time
+	}{
+		{"an empty store, from the member's own next slot", t0.Add(3 * time.Second), t0.Add(3 * time.Second)},
+		{"the fleet's next slot is later", t0.Add(time.Second), t0.Add(4 * time.Second)},
+		{"a NotBefore before Now counts from Now", t0.Add(-time.Hour), t0.Add(5 * time.Second)},
+	} {
+		slot, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "a", Now: t0, NotBefore: st.notBefore, Interval: time.Second})
+		if err != nil || !slot.At.Equal(st.want) || !slot.Reserved {
+			t.Fatalf("%s: %+v, %v; want %v reserved", st.name, slot, err, st.want)
+		}
+	}
+}
+
+// TestReserveSlotCountsMembers checks the heartbeat a reservation is: the
+// members that reserved a slot of the origin within the window are
+// counted, each once, the caller included; one gone quiet drops out once
+// the window has passed its last slot, and other origins count apart.
+func TestReserveSlotCountsMembers(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	reserve := func(member, origin string, now time.Time) int {
+		t.Helper()
+		slot, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: member, Now: now, Interval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slot.Members
+	}
+	steps := []struct {
+		member, origin string
+		now            time.Time
+		want           int
+	}{
+		{"a", origin, t0, 1},
+		{"b", origin, t0, 2},
+		{"a", origin, t0, 2},
+		{"c", origin, t0.Add(time.Second), 3},
+		{"a", "https://other.example", t0, 1},
+		// b's last slot was t0+1s; a and c reserved up to t0+3s.
+		{"a", origin, t0.Add(time.Second + redisstore.MemberWindow + time.Millisecond), 2},
+		{"a", origin, t0.Add(time.Hour), 1},
+	}
+	for i, st := range steps {
+		if got := reserve(st.member, st.origin, st.now); got != st.want {
+			t.Errorf("step %d: %s on %s: %d members; want %d", i, st.member, st.origin, got, st.want)
+		}
+	}
+}
+
+// TestPausedUntil checks that a pause any member stored is read back,
+// and that an origin never paused has none.
+func TestPausedUntil(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	until := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.IsZero() {
+		t.Fatalf("PausedUntil before a pause = %v, %v; want the zero time", got, err)
+	}
+	if err := s.Pause(ctx, origin, until); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.Equal(until) {
+		t.Fatalf("PausedUntil = %v, %v; want %v", got, err, until)
+	}
+}
+
 // TestReserveSlotConcurrent has many reservers at once: every slot is
 // distinct and one interval from the next.
 func TestReserveSlotConcurrent(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
-	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	const n = 200
 	var mu sync.Mutex
@@ -266,7 +349,7 @@ func TestReserveSlotConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			at, ok, err := s.ReserveSlot(ctx, origin, t0, time.Millisecond, time.Time{})
+			at, ok, err := reserveSlot(s, origin, t0, time.Millisecond, time.Time{})
 			if err != nil || !ok {
 				t.Error(at, ok, err)
 				return
@@ -332,7 +415,7 @@ func TestUnavailable(t *testing.T) {
 		{"unlease", func() error { return s.Unlease(ctx, key, "t") }},
 		{"swap", func() error { _, err := s.Swap(ctx, key, nil, []byte("x")); return err }},
 		{"reserve", func() error {
-			_, _, err := s.ReserveSlot(ctx, origin, time.Now(), time.Second, time.Time{})
+			_, _, err := reserveSlot(s, origin, time.Now(), time.Second, time.Time{})
 			return err
 		}},
 		{"cancel", func() error { return s.CancelSlot(ctx, origin, time.Now(), time.Second) }},
