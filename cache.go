@@ -71,7 +71,7 @@ type origin struct {
 	id originID
 	// key names the origin in the store and in the pacer's table (see
 	// originID.key).
-	key string
+	key OriginKey
 
 	// st is read on every request and written only after a renewal, so
 	// it is an atomic pointer rather than another lock to take.
@@ -114,7 +114,7 @@ func (c *robotsCache) state(ctx context.Context, o *origin, now time.Time) (*sta
 		return nil, now, err
 	}
 	detached := context.WithoutCancel(ctx)
-	ch := c.flight.DoChan(o.key, func() (any, error) { return c.renew(detached, o), nil })
+	ch := c.flight.DoChan(string(o.key), func() (any, error) { return c.renew(detached, o), nil })
 	select {
 	case res := <-ch:
 		return res.Val.(*state), c.now(), nil
@@ -147,7 +147,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		return prev
 	}
 	// Load: another transport sharing the store may have fetched since.
-	if stored, ok := c.store.load(o.key); ok && (base == nil || stored.FetchedAt.After(base.FetchedAt)) {
+	if stored, ok := c.store.load(ctx, o.key); ok && (base == nil || stored.FetchedAt.After(base.FetchedAt)) {
 		base = &stored
 	}
 	var res fetchResult
@@ -218,7 +218,7 @@ type originID struct {
 // for a site reached at another address scheme://site|addr, a "|" being
 // what no host holds. A host's characters that a URL escapes (an IPv6
 // zone's "%") are escaped in it.
-func (id originID) key() string {
+func (id originID) key() OriginKey {
 	scheme := "http"
 	if id.https {
 		scheme = "https"
@@ -227,7 +227,7 @@ func (id originID) key() string {
 	if id.addr != "" {
 		k += "|" + strings.TrimPrefix((&url.URL{Host: id.addr}).String(), "//")
 	}
-	return k
+	return OriginKey(k)
 }
 
 // robotsURL returns where the origin's robots.txt is fetched and the Host
@@ -484,17 +484,17 @@ func validatorsOf(r *record) validators {
 
 // store keeps origins' records in Options.Cache in their stored form, one
 // record per origin (per user agent when the robots.txt varies by it),
-// and takes the fleet's fetch lease when the Cache has one. It contains
+// through a FleetStore's Load and Swap when the Cache is one (and then
+// takes the fleet's fetch lease), or else its Get and Set. It contains
 // the Cache: a record it cannot read is missing, a panic of a method is
-// recovered and logged and costs only that call, and an error of a fleet
-// capability falls back to this process's own fetch. It is safe for
+// recovered and logged and costs only that call, and an error of the
+// FleetStore falls back to this process's own fetch. It is safe for
 // concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
-	leaser  Leaser  // nil when the Cache has no leases
-	swapper Swapper // nil when the Cache has no compare-and-swap
-	variant string  // this transport's user-agent variant
-	token   string  // this transport's lease token
+	fleet   FleetStore // nil when the Cache is not shared by a fleet
+	variant string     // this transport's user-agent variant
+	token   string     // this transport's lease token
 	logger  *slog.Logger
 
 	// How long another process's fetch is waited for (Options.FetchTimeout)
@@ -503,11 +503,6 @@ type store struct {
 	now          func() time.Time
 	sleep        func(context.Context, time.Duration) error
 }
-
-// recordPrefix starts the key of every record a transport stores:
-// recordPrefix + origin key, and + " " + a user-agent variant for a
-// robots.txt served with Vary: User-Agent.
-const recordPrefix = "robots-record "
 
 // swapTries is how many times a save re-reads and merges when another
 // writer swapped the record first.
@@ -522,26 +517,31 @@ const (
 
 func (s *store) init(cache httpcache.Cache, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
 	s.cache, s.logger, s.fetchTimeout, s.now, s.sleep = cache, logger, fetchTimeout, now, sleep
-	s.leaser, _ = cache.(Leaser)
-	s.swapper, _ = cache.(Swapper)
+	s.fleet, _ = cache.(FleetStore)
 	sum := sha256.Sum256([]byte(userAgent))
 	s.variant = "ua-" + hex.EncodeToString(sum[:8])
 	s.token = rand.Text()
 }
 
-// recordKey is the key of the record of the origin whose key is origin.
-func recordKey(origin string) string { return recordPrefix + origin }
+// recordPrefix starts the key of every record in a plain Cache: the
+// prefix, the origin key, and " " and the variant for a robots.txt served
+// with Vary: User-Agent. An origin key holds no space.
+const recordPrefix = "robots-record "
 
-// variantKey is the key of origin's record for this transport's user
-// agent.
-func (s *store) variantKey(origin string) string { return recordKey(origin) + " " + s.variant }
+// plainKey is the key of k in a plain Cache.
+func plainKey(k RecordKey) string {
+	if k.Variant == "" {
+		return recordPrefix + string(k.Origin)
+	}
+	return recordPrefix + string(k.Origin) + " " + k.Variant
+}
 
 // load returns the record of origin this transport's user agent sees, and
 // whether there is a readable one.
-func (s *store) load(origin string) (record, bool) {
-	got := s.get(recordKey(origin))
+func (s *store) load(ctx context.Context, origin OriginKey) (record, bool) {
+	got := s.get(ctx, RecordKey{Origin: origin})
 	if got.ok && got.rec.Vary {
-		got = s.get(s.variantKey(origin))
+		got = s.get(ctx, RecordKey{Origin: origin, Variant: s.variant})
 	}
 	return got.rec, got.ok
 }
@@ -558,10 +558,14 @@ type storedRecord struct {
 
 // get reads the record under key. A record that cannot be read is
 // missing.
-func (s *store) get(key string) storedRecord {
+func (s *store) get(ctx context.Context, key RecordKey) storedRecord {
 	var raw []byte
 	var found bool
-	s.contain("Get", key, func() { raw, found = s.cache.Get(key) })
+	if s.fleet != nil {
+		s.contain("Load", key.Origin, func() { raw, found, _ = s.fleet.Load(ctx, key) })
+	} else {
+		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(plainKey(key)) })
+	}
 	if !found {
 		return storedRecord{}
 	}
@@ -570,7 +574,7 @@ func (s *store) get(key string) storedRecord {
 	case errors.Is(err, errNewerRecord):
 		return storedRecord{raw: raw, newer: true}
 	case err != nil:
-		s.logger.Warn("robots: unreadable record ignored", "key", key)
+		s.logger.Warn("robots: unreadable record ignored", "origin", key.Origin, "variant", key.Variant)
 		return storedRecord{raw: raw}
 	}
 	return storedRecord{rec: rec, raw: raw, ok: true}
@@ -580,45 +584,58 @@ func (s *store) get(key string) storedRecord {
 // may have stored meanwhile, and returns the merged record. A record of a
 // newer version is left as it is: this transport keeps its own in memory
 // only.
-func (s *store) save(ctx context.Context, origin string, rec record) record {
-	key := recordKey(origin)
+func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
+	key := RecordKey{Origin: origin}
 	if rec.Vary {
-		if s.get(key).newer {
-			return rec
-		}
-		// The plain key only says where to look; its own record is the
-		// same without bodies, so a marker costs little.
+		// The plain record only says where to look; it is the record
+		// without bodies, so a marker costs little.
 		marker := rec
 		marker.Body, marker.Good, marker.Size, marker.Truncated = nil, nil, 0, false
 		if marker.Outcome == Parsed {
 			marker.Outcome = Unavailable
 		}
-		s.put(key, marker.encode())
-		key = s.variantKey(origin)
+		if !s.write(ctx, key, func(storedRecord) record { return marker }) {
+			return rec
+		}
+		key.Variant = s.variant
 	}
-	if s.swapper != nil {
-		for range swapTries {
-			old := s.get(key)
-			if old.newer {
-				return rec
-			}
-			merged := old.mergedWith(rec)
-			stored, err := s.swap(ctx, key, old.raw, merged.encode())
-			if err != nil {
-				break
-			}
-			if stored {
-				return merged
-			}
+	merged := rec
+	s.write(ctx, key, func(old storedRecord) record {
+		merged = old.mergedWith(rec)
+		return merged
+	})
+	return merged
+}
+
+// write stores what next makes of the record stored under key: by
+// compare-and-swap in a FleetStore, re-reading when another writer
+// swapped first, or by a read and a write in a plain Cache. It reports
+// false, storing nothing, when the stored record is of a newer version.
+func (s *store) write(ctx context.Context, key RecordKey, next func(storedRecord) record) bool {
+	if s.fleet == nil {
+		old := s.get(ctx, key)
+		if old.newer {
+			return false
+		}
+		data := next(old).encode()
+		s.contain("Set", key.Origin, func() { s.cache.Set(plainKey(key), data) })
+		return true
+	}
+	for range swapTries {
+		old := s.get(ctx, key)
+		if old.newer {
+			return false
+		}
+		stored, err := false, errors.New("robots: Swap panicked")
+		data := next(old).encode()
+		s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
+		if stored || err != nil {
+			// Stored, or the store is down: either way the record in
+			// memory is the one to go on with.
+			break
 		}
 	}
-	old := s.get(key)
-	if old.newer {
-		return rec
-	}
-	rec = old.mergedWith(rec)
-	s.put(key, rec.encode())
-	return rec
+	return true
 }
 
 // mergedWith returns rec merged with the record read, if one was.
@@ -629,25 +646,13 @@ func (got storedRecord) mergedWith(rec record) record {
 	return rec
 }
 
-// put sets key to data.
-func (s *store) put(key string, data []byte) {
-	s.contain("Set", key, func() { s.cache.Set(key, data) })
-}
-
-// swap is Swapper.Swap, its panics taken as errors.
-func (s *store) swap(ctx context.Context, key string, old, new []byte) (stored bool, err error) {
-	err = errors.New("robots: Swap panicked")
-	s.contain("Swap", key, func() { stored, err = s.swapper.Swap(ctx, key, old, new) })
-	return stored, err
-}
-
-// contain runs call, a method op of the Cache on key, recovering and
+// contain runs call, a method op of the Cache for origin, recovering and
 // logging its panic with the stack: a broken Cache must cost only the
 // call, never the request or the process.
-func (s *store) contain(op, key string, call func()) {
+func (s *store) contain(op string, origin OriginKey, call func()) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.logger.Error("robots: panic in Cache."+op, "key", key, "panic", p, "stack", string(debug.Stack()))
+			s.logger.Error("robots: panic in Cache."+op, "origin", origin, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	call()
@@ -674,8 +679,8 @@ const (
 // more for a record the last holder stored before letting go, which
 // saves a second fetch. A record found so, fresh, is returned (and the
 // lease, if taken, given back): the caller then fetches nothing.
-func (s *store) lease(ctx context.Context, origin string, now time.Time) (leaseAnswer, *record) {
-	if s.leaser == nil {
+func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (leaseAnswer, *record) {
+	if s.fleet == nil {
 		return leaseNone, nil
 	}
 	ttl := 2 * s.fetchTimeout
@@ -684,13 +689,13 @@ func (s *store) lease(ctx context.Context, origin string, now time.Time) (leaseA
 		if !s.now().Before(deadline) || s.sleep(ctx, d) != nil {
 			return leaseNone, nil
 		}
-		if rec, ok := s.load(origin); ok && !rec.due(s.now()) {
+		if rec, ok := s.load(ctx, origin); ok && !rec.due(s.now()) {
 			return leaseTheirs, &rec
 		}
 		answer = s.takeLease(ctx, origin, ttl)
 	}
 	if answer == leaseHeld {
-		if rec, ok := s.load(origin); ok && !rec.due(s.now()) {
+		if rec, ok := s.load(ctx, origin); ok && !rec.due(s.now()) {
 			s.unlease(ctx, origin)
 			return leaseTheirs, &rec
 		}
@@ -698,13 +703,12 @@ func (s *store) lease(ctx context.Context, origin string, now time.Time) (leaseA
 	return answer, nil
 }
 
-// takeLease asks the Leaser for origin's lease once: leaseHeld,
+// takeLease asks the FleetStore for origin's lease once: leaseHeld,
 // leaseTheirs while another holds it, or leaseNone when it cannot be
 // asked.
-func (s *store) takeLease(ctx context.Context, origin string, ttl time.Duration) leaseAnswer {
-	var held bool
-	err := errors.New("robots: Lease panicked")
-	s.contain("Lease", origin, func() { held, err = s.leaser.Lease(ctx, recordKey(origin), s.token, ttl) })
+func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Duration) leaseAnswer {
+	held, err := false, errors.New("robots: Lease panicked")
+	s.contain("Lease", origin, func() { held, err = s.fleet.Lease(ctx, origin, s.token, ttl) })
 	switch {
 	case err != nil:
 		return leaseNone
@@ -715,8 +719,8 @@ func (s *store) takeLease(ctx context.Context, origin string, ttl time.Duration)
 }
 
 // unlease gives origin's lease back.
-func (s *store) unlease(ctx context.Context, origin string) {
-	s.contain("Unlease", origin, func() { s.leaser.Unlease(ctx, recordKey(origin), s.token) })
+func (s *store) unlease(ctx context.Context, origin OriginKey) {
+	s.contain("Unlease", origin, func() { s.fleet.Unlease(ctx, origin, s.token) })
 }
 
 // recordMagic starts every stored record: its last line names the format

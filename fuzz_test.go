@@ -51,7 +51,7 @@ func FuzzOrigin(f *testing.F) {
 			return
 		}
 		o := originID{https: strings.EqualFold(u.Scheme, "https"), host: host}.key()
-		back, err := url.Parse(o)
+		back, err := url.Parse(string(o))
 		if err != nil {
 			t.Fatalf("origin %q of %q does not parse: %v", o, raw, err)
 		}

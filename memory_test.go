@@ -179,7 +179,7 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 			// Not a record at all: a 30-day refusal must not come of it.
 			recordMagic + `{"outcome":3,"fetchedAt":"2025-03-01T12:00:00Z","since":"2025-03-01T12:00:00Z","retryAt":"2025-03-31T12:00:00Z"`}
 		for _, j := range junk {
-			store.Set(recordKey(key), []byte(j))
+			store.Set(recordKeyOf(key), []byte(j))
 			tr := newTestTransport(t, newClock(), Options{Cache: store})
 			if err := tr.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 				t.Errorf("record %s: %v, want refused after a fresh fetch", j, err)
@@ -191,7 +191,7 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 	})
 }
 
-func originOfString(raw string) (string, error) {
+func originOfString(raw string) (OriginKey, error) {
 	req, err := http.NewRequest("GET", raw, nil)
 	if err != nil {
 		return "", err

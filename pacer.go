@@ -19,15 +19,15 @@ import (
 
 // pacer owns the politeness schedule of every origin: when each may next
 // be sent a request, in the order requests came, and the pauses a
-// Retry-After asked for, in this process and, through a SlotReserver, in
+// Retry-After asked for, in this process and, through a FleetStore, in
 // the fleet. Its schedules live in a table of their own, larger than the
 // origin table, so that forgetting an origin's parsed robots.txt never
 // shortens a wait. It is safe for concurrent use.
 type pacer struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
-	fleet  SlotReserver // nil when the store is not shared
-	member string       // this transport's name among the fleet's members
+	fleet  FleetStore // nil when the store is not shared
+	member string     // this transport's name among the fleet's members
 	logger *slog.Logger
 	waited *atomic.Int64 // Stats.Waited, in nanoseconds
 	max    int
@@ -45,7 +45,7 @@ type pacer struct {
 
 	// mu protects table.
 	mu    sync.Mutex
-	table map[string]*schedule
+	table map[OriginKey]*schedule
 }
 
 // minSchedules is the fewest schedules a pacer holds, so that a small
@@ -57,7 +57,7 @@ const minSchedules = 1024
 // order; slots reserved in the fleet's store are recorded beside it, so
 // that each kind of slot follows every slot of the other.
 type schedule struct {
-	key string
+	key OriginKey
 	// pausedUntil is the UnixNano time until which a Retry-After pauses
 	// the origin, 0 when none; atomic so that an unpaced request takes no
 	// lock.
@@ -109,15 +109,15 @@ const (
 )
 
 // init readies p to hold the schedules of c.maxOrigins origins, four
-// times over, and to share the pace in store when it is a SlotReserver.
+// times over, and to share the pace in store when it is a FleetStore.
 func (p *pacer) init(c *config, store any, now func() time.Time, sleep func(context.Context, time.Duration) error, waited *atomic.Int64) {
 	p.now, p.sleep, p.logger, p.waited = now, sleep, c.logger, waited
 	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
-	p.fleet, _ = store.(SlotReserver)
+	p.fleet, _ = store.(FleetStore)
 	p.member = rand.Text()
 	p.members.Store(1)
 	p.max = max(4*c.maxOrigins, minSchedules)
-	p.table = make(map[string]*schedule)
+	p.table = make(map[OriginKey]*schedule)
 }
 
 // scheduleOf returns o's schedule. The origin keeps a pointer to it, so
@@ -136,7 +136,7 @@ func (p *pacer) scheduleOf(o *origin) *schedule {
 // schedule returns the schedule of key, making one if needed. When the
 // table is full, the schedules that no longer hold anything back are
 // dropped; if none is, the one whose hold ends first goes.
-func (p *pacer) schedule(key string) *schedule {
+func (p *pacer) schedule(key OriginKey) *schedule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.table[key]; s != nil {
@@ -368,7 +368,7 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 // it is under way. A store that fails leaves the process's own pause, if
 // any.
 func (p *pacer) fleetPause(ctx context.Context, s *schedule, now time.Time) {
-	v, err, _ := p.pauses.Do(s.key, func() (any, error) {
+	v, err, _ := p.pauses.Do(string(s.key), func() (any, error) {
 		// Shared, so not cut short by the first asker's context; the
 		// store bounds the call.
 		return p.fleet.PausedUntil(context.WithoutCancel(ctx), s.key)
@@ -475,7 +475,7 @@ func (p *pacer) waitedSince(start time.Time) {
 // before its deadline, and otherwise the error that the slot is too late.
 // A tenth is the margin that the request itself is given to be sent and
 // answered; rate.Limiter.Wait checks the same way, without a margin.
-func fits(ctx context.Context, key string, d time.Duration) error {
+func fits(ctx context.Context, key OriginKey, d time.Duration) error {
 	deadline, ok := ctx.Deadline()
 	if !ok || d <= 0 {
 		return nil
@@ -487,7 +487,7 @@ func fits(ctx context.Context, key string, d time.Duration) error {
 	return tooLate(key, d, left)
 }
 
-func tooLate(key string, d, left time.Duration) error {
+func tooLate(key OriginKey, d, left time.Duration) error {
 	return fmt.Errorf("robots: the politeness slot for %s is %v away, past the request's deadline (%v left): %w",
 		key, d, left.Round(time.Millisecond), context.DeadlineExceeded)
 }
@@ -580,7 +580,7 @@ func (p *pacer) sleepShared(ctx context.Context, s *schedule, b *booking) (again
 
 // cancelShared gives b's slot back to the store; it is only wasted if
 // it cannot be.
-func (p *pacer) cancelShared(ctx context.Context, key string, b *booking) {
+func (p *pacer) cancelShared(ctx context.Context, key OriginKey, b *booking) {
 	if err := p.fleet.CancelSlot(context.WithoutCancel(ctx), key, b.at, b.delay); err != nil {
 		p.logger.Warn("robots: store cannot give a slot back", "origin", key, "error", err)
 	}

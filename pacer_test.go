@@ -152,7 +152,7 @@ func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
 
 // waiting returns how many requests wait in the schedule of key.
 func waiting(tr *Transport, key string) int {
-	s := tr.pacer.schedule(key)
+	s := tr.pacer.schedule(OriginKey(key))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.waiting)
@@ -333,10 +333,10 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 }
 
 // fleetStub is a fleet store in memory for one process: its slots follow
-// SlotReserver's contract, and while down is set each reservation fails
+// FleetStore's contract, and while down is set each reservation fails
 // after taking lag on the clock, as a Redis call that times out.
 type fleetStub struct {
-	*MemoryCache
+	*fleetStore
 	clock   *testClock
 	lag     time.Duration
 	members int
@@ -346,7 +346,7 @@ type fleetStub struct {
 	last, paused time.Time
 }
 
-func (f *fleetStub) ReserveSlot(ctx context.Context, key string, req SlotRequest) (Slot, error) {
+func (f *fleetStub) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
 	if f.down.Load() {
 		f.clock.Advance(f.lag)
 		return Slot{}, errors.New("store unavailable")
@@ -364,18 +364,18 @@ func (f *fleetStub) ReserveSlot(ctx context.Context, key string, req SlotRequest
 	return Slot{At: at, Reserved: true, Members: f.members}, nil
 }
 
-func (f *fleetStub) CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error {
+func (f *fleetStub) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
 	return nil
 }
 
-func (f *fleetStub) Pause(ctx context.Context, key string, until time.Time) error {
+func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.paused = latest(f.paused, until)
 	return nil
 }
 
-func (f *fleetStub) PausedUntil(ctx context.Context, key string) (time.Time, error) {
+func (f *fleetStub) PausedUntil(ctx context.Context, key OriginKey) (time.Time, error) {
 	if f.down.Load() {
 		return time.Time{}, errors.New("store unavailable")
 	}
@@ -433,7 +433,7 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			base := &sendLog{clock: c}
-			store := &fleetStub{MemoryCache: NewMemoryCache(100, 1<<20), clock: c, lag: tc.lag, members: tc.members}
+			store := &fleetStub{fleetStore: newFleetStore(), clock: c, lag: tc.lag, members: tc.members}
 			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Cache: store, Now: c.Now, Sleep: c.Sleep})
 			if _, err := getWithin(t, tr, "http://fleet.example/shared"); err != nil {
 				t.Fatal(err)

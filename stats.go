@@ -173,7 +173,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	}
 	rules := st.rules(now, t.cfg.fallbackAfter)
 	info := RobotsInfo{
-		Origin:     o.key,
+		Origin:     string(o.key),
 		Outcome:    st.rec.Outcome,
 		StatusCode: st.rec.Status,
 		Policy:     rules.robots,

@@ -117,7 +117,7 @@ func FuzzTarget(f *testing.F) {
 		if tg.uri == "" {
 			t.Fatalf("%q: empty request-URI", raw)
 		}
-		key := tg.id.key()
+		key := string(tg.id.key())
 		if strings.Count(key, "|") > 1 {
 			t.Fatalf("%q: key %q", raw, key)
 		}
@@ -128,7 +128,7 @@ func FuzzTarget(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: key %q: identify: %v", raw, key, err)
 		}
-		want, _ := url.Parse(dial.key() + "/robots.txt")
+		want, _ := url.Parse(string(dial.key()) + "/robots.txt")
 		if robotsURL.String() != want.String() || robotsURL.Host != want.Host || strings.Contains(key, "|") != (vhost != "") {
 			t.Fatalf("%q: key %q gives %q (host %q), Host %q; want %q (host %q)", raw, key, robotsURL, robotsURL.Host, vhost, want, want.Host)
 		}

@@ -93,19 +93,19 @@ return 1
 `)
 )
 
-// Lease takes the fleet's lease on fetching the robots.txt stored under key
-// (a record key) for ttl, if no one holds it, and reports whether token now
-// holds it. A holder that dies loses the lease when ttl runs out.
-func (s *Store) Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+// Lease takes the fleet's lease on fetching origin's robots.txt for ttl,
+// if no one holds it, and reports whether token now holds it. A holder
+// that dies loses the lease when ttl runs out.
+func (s *Store) Lease(ctx context.Context, origin robots.OriginKey, token string, ttl time.Duration) (bool, error) {
 	return call(ctx, s, "lease", func(ctx context.Context) (bool, error) {
-		return s.client.SetNX(ctx, s.leaseKey(key), token, max(ttl, time.Millisecond)).Result()
+		return s.client.SetNX(ctx, s.key(origin, "lease"), token, max(ttl, time.Millisecond)).Result()
 	})
 }
 
-// Unlease gives up the lease on key if token still holds it.
-func (s *Store) Unlease(ctx context.Context, key, token string) error {
+// Unlease gives up the lease on origin if token still holds it.
+func (s *Store) Unlease(ctx context.Context, origin robots.OriginKey, token string) error {
 	_, err := call(ctx, s, "unlease", func(ctx context.Context) (any, error) {
-		return unleaseScript.Run(ctx, s.client, []string{s.leaseKey(key)}, token).Result()
+		return unleaseScript.Run(ctx, s.client, []string{s.key(origin, "lease")}, token).Result()
 	})
 	return err
 }
@@ -114,7 +114,7 @@ func (s *Store) Unlease(ctx context.Context, key, token string) error {
 // equals old (old nil: only if key is absent), and reports whether it
 // stored. Concurrent writers that load, merge and swap never overwrite each
 // other's record.
-func (s *Store) Swap(ctx context.Context, key string, old, new []byte) (bool, error) {
+func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte) (bool, error) {
 	expect := "1"
 	if old == nil {
 		expect = "0"
@@ -143,7 +143,7 @@ func (s *Store) Swap(ctx context.Context, key string, old, new []byte) (bool, er
 // their clocks: a process whose clock runs ahead by s may send up to s
 // sooner than interval after another's request, and one whose clock lags
 // waits up to s longer.
-func (s *Store) ReserveSlot(ctx context.Context, origin string, req robots.SlotRequest) (robots.Slot, error) {
+func (s *Store) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
 	var lim int64
 	if !req.Limit.IsZero() {
 		lim = max(req.Limit.UnixMicro(), 1)
@@ -155,7 +155,7 @@ func (s *Store) ReserveSlot(ctx context.Context, origin string, req robots.SlotR
 	interval := max(req.Interval, 0)
 	window := max(MemberWindow, 32*interval)
 	reply, err := call(ctx, s, "reserve slot", func(ctx context.Context) ([]int64, error) {
-		r, err := reserveScript.Run(ctx, s.client, []string{s.slotKey(origin), s.key(origin, "members")},
+		r, err := reserveScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
 			req.Now.UnixMicro(), from.UnixMicro(), interval.Microseconds(), lim,
 			window.Microseconds(), slotMargin.Milliseconds(), req.Member).Int64Slice()
 		if err == nil && len(r) != 3 {
@@ -175,9 +175,9 @@ const MemberWindow = time.Minute
 
 // CancelSlot gives back the slot at, reserved with interval, if no later
 // slot was reserved since.
-func (s *Store) CancelSlot(ctx context.Context, origin string, at time.Time, interval time.Duration) error {
+func (s *Store) CancelSlot(ctx context.Context, origin robots.OriginKey, at time.Time, interval time.Duration) error {
 	_, err := call(ctx, s, "cancel slot", func(ctx context.Context) (any, error) {
-		return cancelScript.Run(ctx, s.client, []string{s.slotKey(origin)},
+		return cancelScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
 			at.UnixMicro(), max(interval, 0).Microseconds()).Result()
 	})
 	return err
@@ -186,13 +186,13 @@ func (s *Store) CancelSlot(ctx context.Context, origin string, at time.Time, int
 // Pause holds every slot of origin reserved from now on until at least
 // until, for every process: a Retry-After received by one process paces the
 // whole fleet.
-func (s *Store) Pause(ctx context.Context, origin string, until time.Time) error {
+func (s *Store) Pause(ctx context.Context, origin robots.OriginKey, until time.Time) error {
 	// The seam gives no "now", so the key's expiry is counted on the real
 	// clock, bounded by TTL against a clock far off; a minute more covers
 	// the skew between processes.
 	keep := min(max(time.Until(until), 0), s.ttl) + slotMargin
 	_, err := call(ctx, s, "pause", func(ctx context.Context) (any, error) {
-		return pauseScript.Run(ctx, s.client, []string{s.slotKey(origin)},
+		return pauseScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
 			until.UnixMicro(), keep.Milliseconds()).Result()
 	})
 	return err
@@ -200,9 +200,9 @@ func (s *Store) Pause(ctx context.Context, origin string, until time.Time) error
 
 // PausedUntil returns the end of the pause any process stored for origin
 // (see Pause), in one round trip; the zero time when there is none.
-func (s *Store) PausedUntil(ctx context.Context, origin string) (time.Time, error) {
+func (s *Store) PausedUntil(ctx context.Context, origin robots.OriginKey) (time.Time, error) {
 	until, err := call(ctx, s, "paused", func(ctx context.Context) (int64, error) {
-		v, err := s.client.HGet(ctx, s.slotKey(origin), "pause").Int64()
+		v, err := s.client.HGet(ctx, s.key(origin, "slot"), "pause").Int64()
 		if err == redis.Nil {
 			return 0, nil
 		}

@@ -24,13 +24,8 @@ import (
 	"github.com/crawlkit/robots/redisstore"
 )
 
-// The fleet capabilities the transport looks for on its Cache.
-var (
-	_ robots.Leaser       = (*redisstore.Store)(nil)
-	_ robots.Swapper      = (*redisstore.Store)(nil)
-	_ robots.SlotReserver = (*redisstore.Store)(nil)
-	_ robots.SlotReserver = loggingStore{}
-)
+// A Store wrapped to watch its slots is still a FleetStore.
+var _ robots.FleetStore = loggingStore{}
 
 const siteRobots = "User-agent: *\nDisallow: /private\n"
 
@@ -263,7 +258,7 @@ func TestFleetLeaseholderReplaced(t *testing.T) {
 	holder := newMember(t, srv.Addr, robots.Options{}, redisstore.Options{})
 	const leaseTTL = 300 * time.Millisecond
 	// httptest's URL, "http://127.0.0.1:port", is already the origin key.
-	held, err := holder.store.Lease(context.Background(), "robots-record "+s.srv.URL, "a process that died", leaseTTL)
+	held, err := holder.store.Lease(context.Background(), robots.OriginKey(s.srv.URL), "a process that died", leaseTTL)
 	if err != nil || !held {
 		t.Fatalf("Lease = %v, %v", held, err)
 	}
@@ -464,7 +459,7 @@ type loggingStore struct {
 	log *slotLog
 }
 
-func (s loggingStore) ReserveSlot(ctx context.Context, origin string, req robots.SlotRequest) (robots.Slot, error) {
+func (s loggingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
 	slot, err := s.Store.ReserveSlot(ctx, origin, req)
 	if slot.Reserved && err == nil {
 		s.log.mu.Lock()
@@ -570,7 +565,7 @@ type countingStore struct {
 	granted *atomic.Int64
 }
 
-func (s countingStore) ReserveSlot(ctx context.Context, origin string, req robots.SlotRequest) (robots.Slot, error) {
+func (s countingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
 	slot, err := s.Store.ReserveSlot(ctx, origin, req)
 	if err == nil && slot.Reserved {
 		s.granted.Add(1)

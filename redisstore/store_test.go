@@ -70,10 +70,13 @@ func TestKeys(t *testing.T) {
 	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
 	ctx := context.Background()
 	now := time.Now()
-	s.Set("robots-record "+origin, []byte("a"))
-	s.Set("robots-record "+origin+" examplebot", []byte("b"))
+	for _, k := range []robots.RecordKey{{Origin: origin}, {Origin: origin, Variant: "examplebot"}} {
+		if _, err := s.Swap(ctx, k, nil, []byte("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Set("some other key", []byte("c"))
-	if _, err := s.Lease(ctx, "robots-record "+origin, "tok", time.Minute); err != nil {
+	if _, err := s.Lease(ctx, origin, "tok", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second}); err != nil {
@@ -109,7 +112,7 @@ func TestKeys(t *testing.T) {
 func TestSwap(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
-	key := "robots-record " + origin
+	key := robots.RecordKey{Origin: origin}
 	steps := []struct {
 		name     string
 		old, new string
@@ -132,8 +135,14 @@ func TestSwap(t *testing.T) {
 			t.Fatalf("%s: Swap = %v, %v; want %v", st.name, stored, err, st.stored)
 		}
 	}
-	if got, _ := s.Get(key); string(got) != "v2" {
-		t.Errorf("final value = %q; want v2", got)
+	if got, found, err := s.Load(ctx, key); err != nil || !found || string(got) != "v2" {
+		t.Errorf("final value = %q, %v, %v; want v2", got, found, err)
+	}
+	if _, found, err := s.Load(ctx, robots.RecordKey{Origin: origin, Variant: "v"}); err != nil || found {
+		t.Errorf("Load of another variant = %v, %v; want none", found, err)
+	}
+	if _, ok := s.Get("robots-record " + origin); ok {
+		t.Error("Get of a key in the transport's plain form found the record; want the two kept apart")
 	}
 }
 
@@ -142,14 +151,18 @@ func TestSwap(t *testing.T) {
 func TestSwapMerges(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
-	key := "robots-record " + origin
+	key := robots.RecordKey{Origin: origin}
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
 			for range each {
 				for {
-					old, _ := s.Get(key)
+					old, _, err := s.Load(ctx, key)
+					if err != nil {
+						t.Error(err)
+						return
+					}
 					n, _ := strconv.Atoi(string(old))
 					stored, err := s.Swap(ctx, key, old, []byte(strconv.Itoa(n+1)))
 					if err != nil {
@@ -164,7 +177,7 @@ func TestSwapMerges(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got, _ := s.Get(key); string(got) != strconv.Itoa(writers*each) {
+	if got, _, _ := s.Load(ctx, key); string(got) != strconv.Itoa(writers*each) {
 		t.Errorf("counter = %s; want %d", got, writers*each)
 	}
 }
@@ -172,21 +185,20 @@ func TestSwapMerges(t *testing.T) {
 func TestLease(t *testing.T) {
 	_, client, s := newStore(t, redisstore.Options{Prefix: "p:"})
 	ctx := context.Background()
-	key := "robots-record " + origin
 	lease := func(token string, want bool) {
 		t.Helper()
-		held, err := s.Lease(ctx, key, token, 50*time.Millisecond)
+		held, err := s.Lease(ctx, origin, token, 50*time.Millisecond)
 		if err != nil || held != want {
 			t.Fatalf("Lease(%s) = %v, %v; want %v", token, held, err, want)
 		}
 	}
 	lease("a", true)
 	lease("b", false)
-	if err := s.Unlease(ctx, key, "b"); err != nil {
+	if err := s.Unlease(ctx, origin, "b"); err != nil {
 		t.Fatal(err)
 	}
 	lease("b", false) // b never held it: a still does
-	if err := s.Unlease(ctx, key, "a"); err != nil {
+	if err := s.Unlease(ctx, origin, "a"); err != nil {
 		t.Fatal(err)
 	}
 	lease("b", true)
@@ -256,7 +268,7 @@ func TestReserveSlot(t *testing.T) {
 }
 
 // reserveSlot reserves a slot of origin as member "a", from now on.
-func reserveSlot(s *redisstore.Store, origin string, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
+func reserveSlot(s *redisstore.Store, origin robots.OriginKey, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
 	slot, err := s.ReserveSlot(context.Background(), origin, robots.SlotRequest{Member: "a", Now: now, Interval: interval, Limit: limit})
 	return slot.At, slot.Reserved, err
 }
@@ -292,7 +304,7 @@ func TestReserveSlotCountsMembers(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	reserve := func(member, origin string, now time.Time) int {
+	reserve := func(member string, origin robots.OriginKey, now time.Time) int {
 		t.Helper()
 		slot, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: member, Now: now, Interval: time.Second})
 		if err != nil {
@@ -301,9 +313,10 @@ func TestReserveSlotCountsMembers(t *testing.T) {
 		return slot.Members
 	}
 	steps := []struct {
-		member, origin string
-		now            time.Time
-		want           int
+		member string
+		origin robots.OriginKey
+		now    time.Time
+		want   int
 	}{
 		{"a", origin, t0, 1},
 		{"b", origin, t0, 2},
@@ -411,9 +424,10 @@ func TestUnavailable(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"lease", func() error { _, err := s.Lease(ctx, key, "t", time.Second); return err }},
-		{"unlease", func() error { return s.Unlease(ctx, key, "t") }},
-		{"swap", func() error { _, err := s.Swap(ctx, key, nil, []byte("x")); return err }},
+		{"lease", func() error { _, err := s.Lease(ctx, origin, "t", time.Second); return err }},
+		{"unlease", func() error { return s.Unlease(ctx, origin, "t") }},
+		{"swap", func() error { _, err := s.Swap(ctx, robots.RecordKey{Origin: origin}, nil, []byte("x")); return err }},
+		{"load", func() error { _, _, err := s.Load(ctx, robots.RecordKey{Origin: origin}); return err }},
 		{"reserve", func() error {
 			_, _, err := reserveSlot(s, origin, time.Now(), time.Second, time.Time{})
 			return err
