@@ -160,43 +160,44 @@ func freshRecord(now time.Time) record {
 	return record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: now, Expires: now.Add(time.Hour)}
 }
 
-// waitTimeout bounds every wait in the tests: a ceiling so generous that
-// only a real defect (a lost wake-up, a deadlock) reaches it on a loaded,
-// paused machine, and well under go test's own timeout, so that one hung
-// test fails by name instead of hiding every test after it.
-const waitTimeout = 2 * time.Minute
+// waitCeiling bounds every wait in the tests: a ceiling so generous that
+// only a real defect (a lost wake-up, a deadlock, a pool stalled behind
+// slots never given back) reaches it on a loaded, paused machine, and well
+// under go test's own timeout, so that one hung test fails by name instead
+// of hiding every test after it.
+const waitCeiling = time.Minute
 
-// waitFor polls cond until it holds, failing the test with what it was
-// waiting for if it does not within waitTimeout.
-func waitFor(t testing.TB, what string, cond func() bool) {
+// eventually polls cond until it holds, failing the test with what it was
+// waiting for once waitCeiling has passed.
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(waitCeiling)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
+			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// recv receives from ch, failing the test with what it was waiting for if
-// nothing arrives within waitTimeout.
-func recv[T any](t testing.TB, ch <-chan T, what string) T {
+// within receives from ch, failing the test with what it was waiting for
+// once waitCeiling has passed.
+func within[T any](t testing.TB, what string, ch <-chan T) T {
 	t.Helper()
-	tm := time.NewTimer(waitTimeout)
+	tm := time.NewTimer(waitCeiling)
 	defer tm.Stop()
 	select {
 	case v := <-ch:
 		return v
 	case <-tm.C:
-		t.Fatalf("gave up after %v waiting for %s", waitTimeout, what)
+		t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
 	}
 	var zero T
 	return zero
 }
 
-// waitGroup waits for wg, failing the test with what it was waiting for if
-// it is not done within waitTimeout.
+// waitGroup waits for wg, failing the test with what it was waiting for
+// once waitCeiling has passed.
 func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
 	t.Helper()
 	done := make(chan struct{})
@@ -204,11 +205,11 @@ func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
 		wg.Wait()
 		close(done)
 	}()
-	recv(t, done, what)
+	within(t, what, done)
 }
 
 // hold blocks a test server's handler until release is closed or r's
-// context ends, and at most waitTimeout, so that a test that fails before
+// context ends, and at most waitCeiling, so that a test that fails before
 // releasing it cannot hang the server's Close.
 func hold(r *http.Request, release <-chan struct{}) {
 	holdCtx(r.Context(), release)
@@ -216,7 +217,7 @@ func hold(r *http.Request, release <-chan struct{}) {
 
 // holdCtx is hold for a context of the caller's.
 func holdCtx(ctx context.Context, release <-chan struct{}) {
-	tm := time.NewTimer(waitTimeout)
+	tm := time.NewTimer(waitCeiling)
 	defer tm.Stop()
 	select {
 	case <-release:

@@ -23,8 +23,8 @@ import (
 // does, so it asserts only what a paused machine cannot break: a pause
 // delays a request and never sends one early, so the k-th arrival comes
 // at least k delays after the start (no burst); and the pool reaches its
-// count of arrivals within waitCeiling, a hundred times the delays it
-// needs, which a pool stalled behind slots never given back never does.
+// count of arrivals within waitCeiling, twenty times the delays it needs,
+// which a pool stalled behind slots never given back never does.
 func TestWorkerPoolKeepsPace(t *testing.T) {
 	const (
 		workers = 20
@@ -83,36 +83,6 @@ func TestWorkerPoolKeepsPace(t *testing.T) {
 		if early := start.Add(time.Duration(k) * delay); a.Before(early) {
 			t.Errorf("request %d reached the server %v after the start, before %d delays (%v)", k, a.Sub(start), k, early.Sub(start))
 		}
-	}
-}
-
-// waitCeiling bounds every wait of a pacing test: generous, so that only
-// a defect, never a loaded machine, reaches it.
-const waitCeiling = 30 * time.Second
-
-// eventually polls cond until it holds, failing t with what it waited for
-// once waitCeiling has passed.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitCeiling)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// within receives from ch, failing t with what it waited for once
-// waitCeiling has passed.
-func within[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitCeiling):
-		t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
-		panic("unreachable")
 	}
 }
 
