@@ -248,7 +248,7 @@ func TestBackoff(t *testing.T) {
 		}
 		// Release the retry once it is under way; the others are either
 		// waiting on it or not yet started, and neither may fetch.
-		eventually(t, "the retry to start", func() bool { return s.robotsHits.Load() >= 2 })
+		waitFor(t, "the retry to start", func() bool { return s.robotsHits.Load() >= 2 })
 		close(release)
 		waitGroup(t, &wg, "every Check to return")
 		close(errs)

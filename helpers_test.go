@@ -167,9 +167,9 @@ func freshRecord(now time.Time) record {
 // of hiding every test after it.
 const waitCeiling = time.Minute
 
-// eventually polls cond until it holds, failing the test with what it was
+// waitFor polls cond until it holds, failing the test with what it was
 // waiting for once waitCeiling has passed.
-func eventually(t testing.TB, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitCeiling)
 	for !cond() {
@@ -180,9 +180,9 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// within receives from ch, failing the test with what it was waiting for
+// recv receives from ch, failing the test with what it was waiting for
 // once waitCeiling has passed.
-func within[T any](t testing.TB, what string, ch <-chan T) T {
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	tm := time.NewTimer(waitCeiling)
 	defer tm.Stop()
@@ -205,7 +205,7 @@ func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
 		wg.Wait()
 		close(done)
 	}()
-	within(t, what, done)
+	recv(t, done, what)
 }
 
 // hold blocks a test server's handler until release is closed or r's

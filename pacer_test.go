@@ -106,7 +106,7 @@ func roundTripWithin(t *testing.T, tr http.RoundTripper, req *http.Request) (str
 		b, err := io.ReadAll(resp.Body)
 		done <- result{string(b), err}
 	}()
-	r := within(t, "the answer to "+req.Method+" "+req.URL.String(), done)
+	r := recv(t, done, "the answer to "+req.Method+" "+req.URL.String())
 	return r.body, r.err
 }
 
@@ -178,23 +178,23 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 					}
 					done <- err
 				}()
-				eventually(t, fmt.Sprintf("waiter %d to join the line", i), func() bool { return waiting(tr, s.URL) == i+1 })
+				waitFor(t, fmt.Sprintf("waiter %d to join the line", i), func() bool { return waiting(tr, s.URL) == i+1 })
 				cancels, results = append(cancels, cancel), append(results, done)
 			}
 			for _, i := range tc.order {
 				cancels[i]()
-				if err := within(t, fmt.Sprintf("waiter %d to leave", i), results[i]); !errors.Is(err, context.Canceled) {
+				if err := recv(t, results[i], fmt.Sprintf("waiter %d to leave", i)); !errors.Is(err, context.Canceled) {
 					t.Errorf("waiter %d: %v, want context.Canceled", i, err)
 				}
 			}
 			// The last waiter sleeps again for its new slot once woken.
-			eventually(t, "the last waiter to sleep for one delay", func() bool {
+			waitFor(t, "the last waiter to sleep for one delay", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return sleeps[len(sleeps)-1] == time.Second
 			})
 			close(release)
-			if err := within(t, "the last waiter's answer", results[3]); err != nil {
+			if err := recv(t, results[3], "the last waiter's answer"); err != nil {
 				t.Fatalf("last waiter: %v", err)
 			}
 			if got := c.Now().Sub(sent); got != time.Second {

@@ -41,7 +41,7 @@ func TestOneFetchForManyRequests(t *testing.T) {
 		})
 	}
 	waitGroup(t, &started, "every request to start")
-	eventually(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
+	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
 	close(release)
 	waitGroup(t, &done, "every request to finish")
 	if got := s.robotsHits.Load(); got != 1 {
@@ -65,16 +65,16 @@ func TestCancelledWaiterLeavesFetch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { first <- tr.Check(ctx, s.URL+"/private") }()
-	eventually(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
+	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
 	second := make(chan error, 1)
 	go func() { second <- tr.Check(context.Background(), s.URL+"/private") }()
 	cancel()
-	if err := within(t, "the cancelled caller to return", first); err != context.Canceled {
+	if err := recv(t, first, "the cancelled caller to return"); err != context.Canceled {
 		t.Errorf("cancelled caller got %v, want context.Canceled itself", err)
 	}
 	close(release)
 	var de *DisallowedError
-	if err := within(t, "the other caller's decision", second); !errors.As(err, &de) || de.Rule == nil {
+	if err := recv(t, second, "the other caller's decision"); !errors.As(err, &de) || de.Rule == nil {
 		t.Errorf("other caller got %v, want refused by the rule of the fetch the cancelled caller started", err)
 	}
 	if got := s.robotsHits.Load(); got != 1 {
@@ -370,8 +370,8 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, paced.URL+"/second", nil)
 		tr.RoundTrip(req)
 	}()
-	within(t, "the paced origin's second request to wait", slept)
-	within(t, "the slow origin's robots.txt fetch to start", fetching)
+	recv(t, slept, "the paced origin's second request to wait")
+	recv(t, fetching, "the slow origin's robots.txt fetch to start")
 	done := make(chan error, 1)
 	go func() {
 		for i := range 100 {
@@ -384,7 +384,7 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 	}()
 	// waitCeiling is a generous ceiling: only a lock shared between
 	// origins could hold 100 requests to a local server this long.
-	if err := within(t, "100 requests to a free origin while the others wait", done); err != nil {
+	if err := recv(t, done, "100 requests to a free origin while the others wait"); err != nil {
 		t.Fatalf("request to a free origin: %v", err)
 	}
 	if got := free.pageHits.Load(); got != 100 {
