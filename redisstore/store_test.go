@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/fakeclock"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -533,3 +536,49 @@ func TestCallerCancel(t *testing.T) {
 		t.Errorf("Stats = %+v; want no error", st)
 	}
 }
+
+// TestOneRoundTripPerRequest checks what a request costs the store once
+// its origin's robots.txt is held: a paced request one call (its slot
+// reservation, members counted in it), an unpaced one one call (the read
+// of a pause another member may have stored), and neither touches the
+// record, the lease or anything else.
+func TestOneRoundTripPerRequest(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private\n")), Request: r}, nil
+	})
+	for _, tc := range []struct {
+		name     string
+		minDelay time.Duration
+	}{
+		{"paced", time.Second},
+		{"unpaced", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeclock.New()
+			tr := robots.NewTransport(base, robots.Options{UserAgent: "ExampleBot", MinDelay: tc.minDelay, Now: c.Now, Sleep: c.Sleep, Cache: s})
+			site := "http://" + tc.name + ".example"
+			send := func(path string) {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodGet, site+path, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			send("/first") // fetches and stores the robots.txt
+			for i := range 3 {
+				before := s.Stats().Calls
+				send("/page/" + strconv.Itoa(i))
+				if n := s.Stats().Calls - before; n != 1 {
+					t.Errorf("request %d made %d store calls, want 1", i, n)
+				}
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
