@@ -514,7 +514,9 @@ func (p *pacer) waitShared(ctx context.Context, s *schedule, delay time.Duration
 			if ctx.Err() != nil {
 				return true, now != start, ctx.Err()
 			}
-			p.logger.Warn("robots: store cannot reserve a slot; pacing locally", "origin", s.key, "error", err)
+			// Every paced request of an outage comes here; the store
+			// logs the outage itself at a limited rate.
+			p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", s.key, "error", err)
 			return false, now != start, nil
 		}
 		p.sawMembers(s, slot.Members)

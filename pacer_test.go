@@ -426,3 +426,73 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 		})
 	}
 }
+
+// sendFrom sends a GET for url through tr, for a goroutine of a test: it
+// returns the error, if any, instead of failing the test.
+func sendFrom(tr http.RoundTripper, url string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// TestPauseHoldsWaiters checks that a Retry-After holds the requests
+// already waiting in line, not only those that come after it: a waiter
+// booked a delay after the request that was answered 429 sleeps again
+// until the pause ends, and is sent no sooner.
+func TestPauseHoldsWaiters(t *testing.T) {
+	answer := make(chan struct{})
+	s := newSite(t, serve(200, allowAll))
+	s.setPages(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			<-answer
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	c := newClock()
+	tr := newTestTransport(t, c, Options{MinDelay: time.Second})
+	var mu sync.Mutex
+	var sleeps []time.Duration
+	release := make(chan struct{})
+	tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		sleeps = append(sleeps, d)
+		mu.Unlock()
+		select {
+		case <-release:
+			c.Advance(d)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	busy := make(chan error, 1)
+	go func() { busy <- sendFrom(tr, s.URL+"/busy") }()
+	waitFor(t, "the request for /busy to reach the site", func() bool { return s.pageHits.Load() == 1 })
+	waiter := make(chan error, 1)
+	go func() { waiter <- sendFrom(tr, s.URL+"/page") }()
+	waitFor(t, "a request to wait in line", func() bool { return waiting(tr, s.URL) == 1 })
+	paused := c.Now().Add(time.Hour)
+	close(answer)
+	if err := recv(t, busy, "the answer to /busy"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the waiter to sleep until the pause's end", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return sleeps[len(sleeps)-1] == time.Hour
+	})
+	close(release)
+	if err := recv(t, waiter, "the waiter's answer"); err != nil {
+		t.Fatal(err)
+	}
+	if now := c.Now(); now.Before(paused) {
+		t.Errorf("the waiter was sent %v before the pause ended", paused.Sub(now))
+	}
+}

@@ -294,8 +294,10 @@ func TestFleetRedisStops(t *testing.T) {
 	}
 	members := make([]*member, 4)
 	for i := range members {
+		// A stopped Redis refuses connections at once; a short Timeout
+		// would only take a loaded machine for an outage.
 		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1},
-			redisstore.Options{Timeout: 200 * time.Millisecond, Cooldown: -1})
+			redisstore.Options{Timeout: healthyTimeout, Cooldown: -1})
 	}
 	held := func() (n int64) {
 		for _, s := range sites[:5] {
