@@ -309,13 +309,13 @@ func TestRobotsOfRobotsTxtURL(t *testing.T) {
 	}
 }
 
-// TestRefreshPanicRecovered checks the refresher's last line of defence:
-// a panic in its own work (here the clock's, on the refresh's first
+// TestRenewalPanicRecovered checks the renewal's last line of defence:
+// a panic in its own work (here the clock's, on the renewal's first
 // reading of it) makes the origin unreachable for that fetch, with a
 // back-off, and the state it falls back to parses nothing, since the
 // parser may be what panicked: it keeps the earlier parse of the same
 // body and holds none for another.
-func TestRefreshPanicRecovered(t *testing.T) {
+func TestRenewalPanicRecovered(t *testing.T) {
 	c := newClock()
 	var reads atomic.Int64
 	now := func() time.Time {
@@ -326,7 +326,7 @@ func TestRefreshPanicRecovered(t *testing.T) {
 	}
 	cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
 	base := rtFunc(func(*http.Request) (*http.Response, error) {
-		t.Error("the refresh fetched after a panic")
+		t.Error("the renewal fetched after a panic")
 		return nil, errors.New("unexpected")
 	})
 	var cache robotsCache
