@@ -42,8 +42,8 @@ type robotsCache struct {
 	stats   *counters
 }
 
-// init readies c to hold c.maxOrigins origins weighing at most
-// c.maxRobotsBytes, their records kept in cache and fetched on base.
+// init readies c to hold cfg.maxOrigins origins weighing at most
+// cfg.maxRobotsBytes, their records kept in cache and fetched on base.
 func (c *robotsCache) init(cfg *config, cache httpcache.Cache, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	c.now, c.logger, c.stats = now, cfg.logger, stats
 	c.times = lifetimes{fresh: cfg.freshness, minFresh: cfg.minFreshness, minBackoff: cfg.minBackoff, maxBackoff: cfg.maxBackoff}
