@@ -29,8 +29,10 @@ import (
 // least useful first); each origin's record and its pure state machine;
 // and one renewal per origin at a time, which takes the fleet's lease,
 // loads the newest stored record, fetches when that is due and saves the
-// result merged with what other writers stored. A forgotten origin's
-// record stays in the store. It is safe for concurrent use.
+// result merged with what other writers stored. A body is parsed once,
+// where it is read: by the fetcher, or by the store. A forgotten origin's
+// record stays in the store. The decider, at the end of the file, decides
+// requests under the state the cache gives. It is safe for concurrent use.
 type robotsCache struct {
 	table   *otter.Cache[originID, *origin]
 	flight  singleflight.Group // one renewal per origin, keyed by its store key
@@ -137,7 +139,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		if p := recover(); p != nil {
 			c.logger.Error("robots: panic renewing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
 			res := unreachable("", fmt.Errorf("robots: panic: %v", p))
-			st = c.keep(o, unparsedState(recordAfter(base, res, c.now(), c.times), res.err, prev))
+			st = c.keep(o, newState(recordAfter(base, res, c.now(), c.times), res.err, prev.parsed()))
 		}
 	}()
 	now := c.now()
@@ -146,8 +148,10 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		return prev
 	}
 	// Load: another transport sharing the store may have fetched since.
-	if stored, ok := c.store.load(ctx, o.key); ok && (base == nil || stored.FetchedAt.After(base.FetchedAt)) {
-		base = &stored
+	parses := []parsedBody{prev.parsed()}
+	if stored, ok := c.store.load(ctx, o.key, prev.parsed(), false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
+		base = &stored.rec
+		parses = append(parses, stored.parse)
 	}
 	var res fetchResult
 	if base == nil || base.due(now) {
@@ -158,20 +162,22 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 			defer c.store.unlease(ctx, o.key)
 		}
 		if theirs != nil {
-			base = theirs
+			base = &theirs.rec
+			parses = append(parses, theirs.parse)
 		} else {
 			// Fetch, and save what the fetch leads to, merged with what
 			// other writers stored meanwhile.
 			robotsURL, host := o.id.robotsURL()
 			v := validatorsOf(base)
 			res = c.fetcher.fetch(ctx, robotsURL, host, v)
-			rec := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
-			base = &rec
+			saved := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
+			base = &saved.rec
+			parses = append(parses, parsedBody{res.body, res.robots}, saved.parse)
 			c.stats.fetched(res)
 			c.logFetch(o, res, base)
 		}
 	}
-	return c.keep(o, newState(*base, res.err, prev))
+	return c.keep(o, newState(*base, res.err, parses...))
 }
 
 // keep makes st o's state and weighs o again.
@@ -434,12 +440,23 @@ type state struct {
 	err    error          // why the fetch failed, when unreachable
 }
 
-// newState parses rec, reusing the parse of earlier for the same body,
-// which is what a revalidated robots.txt usually has.
-func newState(rec record, err error, earlier *state) *state {
-	st := unparsedState(rec, err, earlier)
-	if k := rec.parsedCopy(); k != nil && st.robots == nil {
-		st.robots = policy.Parse(k.Body)
+// newState is the state of rec, holding the parse of the body it keeps
+// from parses: a body is parsed once, where it is read (by the fetcher,
+// or by the store), and a revalidated or merged record keeps the parse
+// of the copy it came from. Without a parse of its body, the copy counts
+// as none, as when the robots.txt was never reached: that is what a
+// renewal that panicked falls back to, keeping only the earlier parse of
+// the same body, since the panic may have come from the parser on this
+// very body.
+func newState(rec record, err error, parses ...parsedBody) *state {
+	st := &state{rec: rec, err: err}
+	if k := rec.parsedCopy(); k != nil {
+		for _, p := range parses {
+			if p.robots != nil && bytes.Equal(p.body, k.Body) {
+				st.robots = p.robots
+				break
+			}
+		}
 	}
 	if rec.Outcome == Unreachable && err == nil && rec.Err != "" {
 		st.err = errors.New(rec.Err)
@@ -447,17 +464,18 @@ func newState(rec record, err error, earlier *state) *state {
 	return st
 }
 
-// unparsedState is the state of rec holding earlier's parse of the same
-// body, and no parse of its own: what a renewal that panicked falls back
-// to, since the panic may have come from the parser on this very body.
-// Without earlier's parse the copy counts as none, as when the robots.txt
-// was never reached.
-func unparsedState(rec record, err error, earlier *state) *state {
-	st := &state{rec: rec, err: err}
-	if k := rec.parsedCopy(); k != nil && earlier != nil && earlier.robots != nil && bytes.Equal(earlier.rec.parsedCopy().Body, k.Body) {
-		st.robots = earlier.robots
+// parsedBody is a robots.txt body with its parse.
+type parsedBody struct {
+	body   []byte
+	robots *policy.Robots
+}
+
+// parsed returns the body st keeps with its parse; none for no state.
+func (s *state) parsed() parsedBody {
+	if s == nil || s.robots == nil {
+		return parsedBody{}
 	}
-	return st
+	return parsedBody{s.rec.parsedCopy().Body, s.robots}
 }
 
 // recordOf returns st's record, nil for no state.
@@ -535,14 +553,25 @@ func plainKey(k RecordKey) string {
 	return recordPrefix + string(k.Origin) + " " + k.Variant
 }
 
-// load returns the record of origin this transport's user agent sees, and
-// whether there is a readable one.
-func (s *store) load(ctx context.Context, origin OriginKey) (record, bool) {
+// load returns the record of origin this transport's user agent sees,
+// and whether there is a readable one; with fresh, only one fresh at the
+// store's clock. The record comes parsed, its body's parse taken from
+// known when it is the same body.
+func (s *store) load(ctx context.Context, origin OriginKey, known parsedBody, fresh bool) (storedRecord, bool) {
 	got := s.get(ctx, RecordKey{Origin: origin})
 	if got.ok && got.rec.Vary {
 		got = s.get(ctx, RecordKey{Origin: origin, Variant: s.variant})
 	}
-	return got.rec, got.ok
+	if !got.ok || fresh && got.rec.due(s.now()) {
+		return storedRecord{}, false
+	}
+	if k := got.rec.parsedCopy(); k != nil {
+		got.parse = known
+		if known.robots == nil || !bytes.Equal(k.Body, known.body) {
+			got.parse = parsedBody{k.Body, policy.Parse(k.Body)}
+		}
+	}
+	return got, true
 }
 
 // storedRecord is what a read of one key found.
@@ -553,6 +582,9 @@ type storedRecord struct {
 	// newer reports bytes of a record written by a newer version, which
 	// are left in place for the transports that wrote them.
 	newer bool
+	// parse is the body rec keeps with its parse, once load or save
+	// parsed it.
+	parse parsedBody
 }
 
 // get reads the record under key. A record that cannot be read is
@@ -580,10 +612,11 @@ func (s *store) get(ctx context.Context, key RecordKey) storedRecord {
 }
 
 // save stores rec as origin's record, merged with what another transport
-// may have stored meanwhile, and returns the merged record. A record of a
-// newer version is left as it is: this transport keeps its own in memory
-// only.
-func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
+// may have stored meanwhile, and returns the merged record, with the
+// parse of the stored body it keeps when that is not rec's own. A record
+// of a newer version is left as it is: this transport keeps its own in
+// memory only.
+func (s *store) save(ctx context.Context, origin OriginKey, rec record) storedRecord {
 	key := RecordKey{Origin: origin}
 	if rec.Vary {
 		// The plain record only says where to look; it is the record
@@ -594,16 +627,21 @@ func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
 			marker.Outcome = Unavailable
 		}
 		if !s.write(ctx, key, func(storedRecord) record { return marker }) {
-			return rec
+			return storedRecord{rec: rec, ok: true}
 		}
 		key.Variant = s.variant
 	}
-	merged := rec
+	saved := storedRecord{rec: rec, ok: true}
 	s.write(ctx, key, func(old storedRecord) record {
-		merged = old.mergedWith(rec)
-		return merged
+		saved.rec, saved.parse = old.mergedWith(rec), parsedBody{}
+		// The merge may keep the other writer's copy: a body read here.
+		if k, kept, own := old.rec.parsedCopy(), saved.rec.parsedCopy(), rec.parsedCopy(); old.ok && k != nil && kept != nil &&
+			bytes.Equal(kept.Body, k.Body) && (own == nil || !bytes.Equal(own.Body, k.Body)) {
+			saved.parse = parsedBody{k.Body, policy.Parse(k.Body)}
+		}
+		return saved.rec
 	})
-	return merged
+	return saved
 }
 
 // write stores what next makes of the record stored under key: by
@@ -678,7 +716,7 @@ const (
 // more for a record the last holder stored before letting go, which
 // saves a second fetch. A record found so, fresh, is returned (and the
 // lease, if taken, given back): the caller then fetches nothing.
-func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (leaseAnswer, *record) {
+func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (leaseAnswer, *storedRecord) {
 	if s.fleet == nil {
 		return leaseNone, nil
 	}
@@ -688,15 +726,15 @@ func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (lea
 		if !s.now().Before(deadline) || s.sleep(ctx, d) != nil {
 			return leaseNone, nil
 		}
-		if rec, ok := s.load(ctx, origin); ok && !rec.due(s.now()) {
-			return leaseTheirs, &rec
+		if got, ok := s.load(ctx, origin, parsedBody{}, true); ok {
+			return leaseTheirs, &got
 		}
 		answer = s.takeLease(ctx, origin, ttl)
 	}
 	if answer == leaseHeld {
-		if rec, ok := s.load(ctx, origin); ok && !rec.due(s.now()) {
+		if got, ok := s.load(ctx, origin, parsedBody{}, true); ok {
 			s.unlease(ctx, origin)
-			return leaseTheirs, &rec
+			return leaseTheirs, &got
 		}
 	}
 	return answer, nil
@@ -720,4 +758,115 @@ func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Durati
 // unlease gives origin's lease back.
 func (s *store) unlease(ctx context.Context, origin OriginKey) {
 	s.contain("Unlease", origin, func() { s.fleet.Unlease(ctx, origin, s.token) })
+}
+
+// decider decides requests under an origin's robots state, and counts and
+// logs what it decides. It holds no state of its own and is safe for
+// concurrent use.
+type decider struct {
+	tokens        []string // Options.Agents, or the product token of Options.UserAgent
+	fallbackAfter time.Duration
+	logger        *slog.Logger
+	stats         *counters
+}
+
+// decide returns the *DisallowedError refusing tg under st at now, or nil
+// with the groups that allowed it. Every form of the request-URI that a
+// server may serve must be allowed: as sent, with dot segments resolved,
+// and with repeated slashes merged first. A request for /robots.txt
+// itself is always allowed, and st may then be nil.
+func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent, error) {
+	var own [1]string
+	tokens := d.tokensFor(tg, own[:0])
+	if tg.robotsTxt {
+		// Allowed, but paced like any request by the groups in force.
+		d.stats.robotsRequests.Add(1)
+		var agent policy.Agent
+		if st != nil {
+			agent, _ = st.agent(now, d.fallbackAfter, tokens)
+		}
+		return agent, nil
+	}
+	agent, refuse := st.agent(now, d.fallbackAfter, tokens)
+	var e *DisallowedError
+	switch {
+	case refuse:
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
+	case !agent.Allowed(tg.uri):
+		// Refused: only now is the explanation worth building.
+		dec := agent.Decide(tg.uri)
+		token := dec.Token
+		if token == "" || token == "*" {
+			token = primaryToken(tokens)
+		}
+		rule := dec.Rule // a copy, so that dec itself stays off the heap
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved}
+	default:
+		d.stats.allowed.Add(1)
+		return agent, nil
+	}
+	d.stats.refused.Add(1)
+	if e.Rule != nil {
+		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
+	} else {
+		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
+	}
+	return agent, e
+}
+
+// tokensFor returns the product tokens tg is decided for: the crawler's
+// own, or, when Options names none, the product token of the request's
+// own User-Agent (as Scrapy does), appended to buf.
+func (d *decider) tokensFor(tg *wireTarget, buf []string) []string {
+	if len(d.tokens) > 0 {
+		return d.tokens
+	}
+	if tok := policy.ProductToken(tg.header.Get("User-Agent")); tok != "" {
+		return append(buf, tok)
+	}
+	return nil
+}
+
+// inForce is what decides an origin's requests at some time.
+type inForce struct {
+	// robots are the rules in force; nil when every request is allowed.
+	robots *policy.Robots
+	// refuse reports that every request is refused: the robots.txt is
+	// unreachable, not yet for long enough to fall back.
+	refuse bool
+	// fallback reports that the origin has been unreachable for
+	// Options.FallbackAfter, so that the last good copy, or with none an
+	// allow-all, is in force (RFC 9309 section 2.3.1.4).
+	fallback bool
+}
+
+// rules returns what decides requests at now, after being the time an
+// unreachable origin falls back after.
+func (s *state) rules(now time.Time, after time.Duration) inForce {
+	switch s.rec.Outcome {
+	case Parsed:
+		return inForce{robots: s.robots}
+	case Unreachable:
+		if now.Sub(s.rec.Since) < after {
+			return inForce{refuse: true}
+		}
+		return inForce{robots: s.robots, fallback: true}
+	}
+	return inForce{}
+}
+
+// agent returns the groups that tokens are held to under s at now, after
+// being the time an unreachable origin falls back after (none when every
+// request is allowed), or refuse when every request is refused.
+func (s *state) agent(now time.Time, after time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
+	rules := s.rules(now, after)
+	return rules.robots.Agent(tokens...), rules.refuse
+}
+
+// primaryToken is the most specific of tokens, or "*" without one.
+func primaryToken(tokens []string) string {
+	if len(tokens) > 0 {
+		return tokens[0]
+	}
+	return "*"
 }

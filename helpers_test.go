@@ -200,12 +200,25 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 // once waitCeiling has passed.
 func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
 	t.Helper()
+	waitGroupWithin(t, wg, waitCeiling, what)
+}
+
+// waitGroupWithin is waitGroup with a ceiling of its own, for a wait on
+// work that takes long under -race on a loaded machine.
+func waitGroupWithin(t testing.TB, wg *sync.WaitGroup, ceiling time.Duration, what string) {
+	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
 		close(done)
 	}()
-	recv(t, done, what)
+	tm := time.NewTimer(ceiling)
+	defer tm.Stop()
+	select {
+	case <-done:
+	case <-tm.C:
+		t.Fatalf("still waiting, after %v, for %s", ceiling, what)
+	}
 }
 
 // hold blocks a test server's handler until release is closed or r's

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gregjones/httpcache"
 
@@ -95,7 +96,9 @@ func TestBoundedMemory(t *testing.T) {
 			}
 		})
 	}
-	waitGroup(t, &wg, "every worker's checks")
+	// Minutes of checks under -race on a loaded machine: a ceiling of its
+	// own, still well under go test's timeout.
+	waitGroupWithin(t, &wg, 5*time.Minute, "every worker's checks")
 	if got := tr.Stats().Fetches[Parsed]; got != origins {
 		t.Errorf("%d fetches, want %d", got, origins)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestZeroTransport checks that the zero Transport works like
@@ -332,7 +334,7 @@ func TestRenewalPanicRecovered(t *testing.T) {
 	var cache robotsCache
 	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), base, now, c.Sleep, &counters{})
 	body := []byte(privateRobots)
-	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, nil)
+	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, parsedBody{body, policy.Parse(body)})
 	o := cache.originFor(originID{host: "site.example"})
 	o.st.Store(prev)
 	st := cache.renew(context.Background(), o)
@@ -345,8 +347,8 @@ func TestRenewalPanicRecovered(t *testing.T) {
 		t.Errorf("the good copy was parsed again; want the earlier parse of the same body")
 	}
 
-	other := unparsedState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev)
+	other := newState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev.parsed())
 	if other.robots != nil {
-		t.Errorf("a body the earlier state did not parse was parsed after a panic")
+		t.Errorf("a body the earlier state did not parse was given its parse")
 	}
 }

@@ -295,7 +295,7 @@ func TestPlainCacheSaveMerges(t *testing.T) {
 		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}
 		cache.Set(k, good.encode())
 	}
-	tr := newTestTransport(t, c, Options{Cache: cache})
+	tr := newTestTransport(t, c, Options{Cache: cache, FallbackAfter: time.Hour})
 	if err := tr.Check(context.Background(), s.URL+"/x"); !errors.Is(err, ErrDisallowed) {
 		t.Fatalf("Check = %v, want refused as unreachable", err)
 	}
@@ -303,6 +303,16 @@ func TestPlainCacheSaveMerges(t *testing.T) {
 	rec, err := decodeRecord(raw)
 	if err != nil || rec.Outcome != Unreachable || rec.Good == nil || string(rec.Good.Body) != privateRobots {
 		t.Errorf("stored %+v, %v; want the outage with the other writer's good copy", rec, err)
+	}
+	// Once the outage is long enough, the other writer's copy decides,
+	// as this transport holds it parsed.
+	c.Advance(time.Hour)
+	var de *DisallowedError
+	if err := tr.Check(context.Background(), s.URL+"/private/x"); !errors.As(err, &de) || de.Rule == nil {
+		t.Errorf("after the fallback: /private/x %v, want refused by the other writer's rule", err)
+	}
+	if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
+		t.Errorf("after the fallback: /public %v, want allowed", err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/crawlkit/robots/internal/target"
-	"github.com/crawlkit/robots/policy"
 )
 
 // Transport is an http.RoundTripper that sends a request only when the
@@ -439,117 +437,6 @@ func canonicalHost(u *url.URL) bool {
 		}
 	}
 	return true
-}
-
-// decider decides requests under an origin's robots state, and counts and
-// logs what it decides. It holds no state of its own and is safe for
-// concurrent use.
-type decider struct {
-	tokens        []string // Options.Agents, or the product token of Options.UserAgent
-	fallbackAfter time.Duration
-	logger        *slog.Logger
-	stats         *counters
-}
-
-// decide returns the *DisallowedError refusing tg under st at now, or nil
-// with the groups that allowed it. Every form of the request-URI that a
-// server may serve must be allowed: as sent, with dot segments resolved,
-// and with repeated slashes merged first. A request for /robots.txt
-// itself is always allowed, and st may then be nil.
-func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent, error) {
-	var own [1]string
-	tokens := d.tokensFor(tg, own[:0])
-	if tg.robotsTxt {
-		// Allowed, but paced like any request by the groups in force.
-		d.stats.robotsRequests.Add(1)
-		var agent policy.Agent
-		if st != nil {
-			agent, _ = st.agent(now, d.fallbackAfter, tokens)
-		}
-		return agent, nil
-	}
-	agent, refuse := st.agent(now, d.fallbackAfter, tokens)
-	var e *DisallowedError
-	switch {
-	case refuse:
-		e = &DisallowedError{URL: tg.url.Redacted(), Token: primaryToken(tokens), Unreachable: true, RetryAt: st.rec.RetryAt, Err: st.err}
-	case !agent.Allowed(tg.uri):
-		// Refused: only now is the explanation worth building.
-		dec := agent.Decide(tg.uri)
-		token := dec.Token
-		if token == "" || token == "*" {
-			token = primaryToken(tokens)
-		}
-		rule := dec.Rule // a copy, so that dec itself stays off the heap
-		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved}
-	default:
-		d.stats.allowed.Add(1)
-		return agent, nil
-	}
-	d.stats.refused.Add(1)
-	if e.Rule != nil {
-		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
-	} else {
-		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
-	}
-	return agent, e
-}
-
-// tokensFor returns the product tokens tg is decided for: the crawler's
-// own, or, when Options names none, the product token of the request's
-// own User-Agent (as Scrapy does), appended to buf.
-func (d *decider) tokensFor(tg *wireTarget, buf []string) []string {
-	if len(d.tokens) > 0 {
-		return d.tokens
-	}
-	if tok := policy.ProductToken(tg.header.Get("User-Agent")); tok != "" {
-		return append(buf, tok)
-	}
-	return nil
-}
-
-// inForce is what decides an origin's requests at some time.
-type inForce struct {
-	// robots are the rules in force; nil when every request is allowed.
-	robots *policy.Robots
-	// refuse reports that every request is refused: the robots.txt is
-	// unreachable, not yet for long enough to fall back.
-	refuse bool
-	// fallback reports that the origin has been unreachable for
-	// Options.FallbackAfter, so that the last good copy, or with none an
-	// allow-all, is in force (RFC 9309 section 2.3.1.4).
-	fallback bool
-}
-
-// rules returns what decides requests at now, after being the time an
-// unreachable origin falls back after.
-func (s *state) rules(now time.Time, after time.Duration) inForce {
-	switch s.rec.Outcome {
-	case Parsed:
-		return inForce{robots: s.robots}
-	case Unreachable:
-		if now.Sub(s.rec.Since) < after {
-			return inForce{refuse: true}
-		}
-		return inForce{robots: s.robots, fallback: true}
-	}
-	return inForce{}
-}
-
-// agent returns the groups that tokens are held to under s at now, after
-// being the time an unreachable origin falls back after (none when every
-// request is allowed), or refuse when every request is refused.
-func (s *state) agent(now time.Time, after time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
-	rules := s.rules(now, after)
-	return rules.robots.Agent(tokens...), rules.refuse
-}
-
-// primaryToken is the most specific of tokens, or "*" without one.
-func primaryToken(tokens []string) string {
-	if len(tokens) > 0 {
-		return tokens[0]
-	}
-	return "*"
 }
 
 // outbound returns req as it is to be sent: req itself, or, when it

@@ -357,7 +357,10 @@ func TestPausedUntil(t *testing.T) {
 // TestReserveSlotConcurrent has many reservers at once: every slot is
 // distinct and one interval from the next.
 func TestReserveSlotConcurrent(t *testing.T) {
-	_, _, s := newStore(t, redisstore.Options{})
+	// A generous Timeout: 200 calls at once under -race on a loaded
+	// machine can outlast the default second, and this test is about the
+	// slots, not the Timeout.
+	_, _, s := newStore(t, redisstore.Options{Timeout: time.Minute})
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	const n = 200
 	var mu sync.Mutex
