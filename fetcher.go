@@ -18,6 +18,21 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
+// fetcher makes one robots.txt fetch at a time and turns it into a
+// fetchResult: a conditional GET with the stored validators, redirects
+// followed on the base RoundTripper, the body read under the size limit
+// and parsed, and the status rules of RFC 9309 section 2.3.1. It holds no
+// state of its own and is safe for concurrent use.
+type fetcher struct {
+	base         http.RoundTripper
+	userAgent    string
+	maxRedirects int
+	maxSize      int
+	timeout      time.Duration
+	now          func() time.Time
+	logger       *slog.Logger
+}
+
 // Outcome is what fetching an origin's robots.txt came to, and so how its
 // requests are decided (RFC 9309 section 2.3.1).
 type Outcome int
@@ -84,21 +99,6 @@ func (r fetchResult) class() string {
 
 // validators are the ETag and Last-Modified of the copy to revalidate.
 type validators struct{ etag, lastModified string }
-
-// fetcher makes one robots.txt fetch at a time and turns it into a
-// fetchResult: a conditional GET with the stored validators, redirects
-// followed on the base RoundTripper, the body read under the size limit
-// and parsed, and the status rules of RFC 9309 section 2.3.1. It holds no
-// state of its own and is safe for concurrent use.
-type fetcher struct {
-	base         http.RoundTripper
-	userAgent    string
-	maxRedirects int
-	maxSize      int
-	timeout      time.Duration
-	now          func() time.Time
-	logger       *slog.Logger
-}
 
 // fetch gets the robots.txt at robotsURL, sending host as its Host
 // header when it is not "" (a Host override). The fetch runs detached
