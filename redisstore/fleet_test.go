@@ -639,24 +639,20 @@ func TestFleetPacingThroughOutage(t *testing.T) {
 				t.Errorf("member %d: requests %d (shared %v) and %d (shared %v) %v apart; want at least the delay %v",
 					i, k-1, sends[k-1].shared, k, sends[k].shared, gap, delay)
 			}
-			if !sends[k].shared && gap < members*delay {
+			// Until the restart; after it, a call on a connection from
+			// before the outage may still fail, and the member then paces
+			// by the members it saw since, still no sooner than the delay.
+			if !sends[k].shared && k < back[i] && gap < members*delay {
 				t.Errorf("member %d: request %d, paced alone, %v after the one before; want at least %d members x %v",
 					i, k, gap, members, delay)
 			}
 		}
-		firstBack := -1
 		for k, s := range sends {
 			switch {
-			case !s.shared:
+			case !s.shared && k < back[i]:
 				alone = append(alone, s.at)
-				if firstBack >= 0 {
-					t.Errorf("member %d: request %d paced alone after request %d was paced by Redis again", i, k, firstBack)
-				}
-			case k >= back[i]:
+			case s.shared && k >= back[i]:
 				sharedAfter = append(sharedAfter, s.at)
-				if firstBack < 0 {
-					firstBack = k
-				}
 			}
 		}
 		t.Logf("member %d: %d requests, %d shared before the outage, %d paced alone, %d shared after",
