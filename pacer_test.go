@@ -145,21 +145,8 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 			s := newSite(t, serve(200, ""))
 			c := newClock()
 			tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-			var mu sync.Mutex
-			var sleeps []time.Duration
-			release := make(chan struct{})
-			tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				sleeps = append(sleeps, d)
-				mu.Unlock()
-				select {
-				case <-release:
-					c.Advance(d)
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
+			sleeps := newHeldSleeps(c)
+			tr.cfg.sleep = sleeps.sleep
 			if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
 				t.Fatal(err)
 			}
@@ -188,17 +175,13 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 				}
 			}
 			// The last waiter sleeps again for its new slot once woken.
-			waitFor(t, "the last waiter to sleep for one delay", func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return sleeps[len(sleeps)-1] == time.Second
-			})
-			close(release)
+			waitFor(t, "the last waiter to sleep for one delay", func() bool { return sleeps.lastIs(time.Second) })
+			close(sleeps.release)
 			if err := recv(t, results[3], "the last waiter's answer"); err != nil {
 				t.Fatalf("last waiter: %v", err)
 			}
 			if got := c.Now().Sub(sent); got != time.Second {
-				t.Errorf("the last waiter went %v after the first request, want one delay (1s); sleeps %v", got, sleeps)
+				t.Errorf("the last waiter went %v after the first request, want one delay (1s); sleeps %v", got, sleeps.asked())
 			}
 			if n := s.pageHits.Load(); n != 2 {
 				t.Errorf("%d pages served, want 2", n)
@@ -300,6 +283,49 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	if n := s.robotsHits.Load(); n != 2 {
 		t.Errorf("%d robots.txt fetches, want 2", n)
 	}
+}
+
+// heldSleeps is an Options.Sleep that holds every wait until release is
+// closed (or the waiter's context ends), then moves c on by it, and
+// records the waits asked for.
+type heldSleeps struct {
+	c       *testClock
+	release chan struct{}
+
+	// mu protects waits.
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func newHeldSleeps(c *testClock) *heldSleeps {
+	return &heldSleeps{c: c, release: make(chan struct{})}
+}
+
+func (h *heldSleeps) sleep(ctx context.Context, d time.Duration) error {
+	h.mu.Lock()
+	h.waits = append(h.waits, d)
+	h.mu.Unlock()
+	select {
+	case <-h.release:
+		h.c.Advance(d)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lastIs reports whether the latest wait asked for is d.
+func (h *heldSleeps) lastIs(d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waits) > 0 && h.waits[len(h.waits)-1] == d
+}
+
+// asked returns the waits asked for so far.
+func (h *heldSleeps) asked() []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]time.Duration(nil), h.waits...)
 }
 
 // fleetStub is a fleet store in memory for one process: its slots follow
@@ -450,28 +476,15 @@ func TestPauseHoldsWaiters(t *testing.T) {
 	s := newSite(t, serve(200, allowAll))
 	s.setPages(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/busy" {
-			<-answer
+			hold(r, answer)
 			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(http.StatusTooManyRequests)
 		}
 	})
 	c := newClock()
 	tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-	var mu sync.Mutex
-	var sleeps []time.Duration
-	release := make(chan struct{})
-	tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
-		mu.Lock()
-		sleeps = append(sleeps, d)
-		mu.Unlock()
-		select {
-		case <-release:
-			c.Advance(d)
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	sleeps := newHeldSleeps(c)
+	tr.cfg.sleep = sleeps.sleep
 	busy := make(chan error, 1)
 	go func() { busy <- sendFrom(tr, s.URL+"/busy") }()
 	waitFor(t, "the request for /busy to reach the site", func() bool { return s.pageHits.Load() == 1 })
@@ -483,12 +496,8 @@ func TestPauseHoldsWaiters(t *testing.T) {
 	if err := recv(t, busy, "the answer to /busy"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the waiter to sleep until the pause's end", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return sleeps[len(sleeps)-1] == time.Hour
-	})
-	close(release)
+	waitFor(t, "the waiter to sleep until the pause's end", func() bool { return sleeps.lastIs(time.Hour) })
+	close(sleeps.release)
 	if err := recv(t, waiter, "the waiter's answer"); err != nil {
 		t.Fatal(err)
 	}
