@@ -45,25 +45,34 @@ func TestFallbackAfter30Days(t *testing.T) {
 				s.setRobots(serve(503, ""))
 			}
 			start := c.Now()
+			// Thirty days written out, not read from the default, so that
+			// a changed default fails here.
+			const day = 24 * time.Hour
 			// Requests keep coming through the outage, each retry due
-			// fetching again.
-			for c.Now().Before(start.Add(DefaultFallbackAfter - time.Hour)) {
+			// fetching again, and are refused until the last hour of day
+			// 30 is over.
+			for c.Now().Before(start.Add(30*day - time.Hour)) {
 				if err := tr.Check(ctx, s.URL+"/public"); !errors.Is(err, ErrDisallowed) {
 					t.Fatalf("%v into the outage: %v, want refused", c.Now().Sub(start), err)
 				}
 				c.Advance(time.Hour)
 			}
-			c.Advance(time.Hour)
-			if err := tr.Check(ctx, s.URL+"/public"); err != nil {
-				t.Errorf("after 30 days: /public %v, want allowed", err)
+			if d := c.Now().Sub(start); d != 30*day-time.Hour {
+				t.Fatalf("the loop ended %v into the outage", d)
 			}
-			err := tr.Check(ctx, s.URL+"/private")
-			if tc.private != (err == nil) {
-				t.Errorf("after 30 days: /private %v, want allowed=%v", err, tc.private)
-			}
-			info, _ := tr.Robots(ctx, s.URL)
-			if info.Outcome != Unreachable || !info.Fallback || (info.Policy != nil) != tc.wantPolicy || !info.UnreachableSince.Equal(start) {
-				t.Errorf("Robots = %+v", info)
+			for _, at := range []time.Duration{30 * day, 31 * day} {
+				c.Advance(start.Add(at).Sub(c.Now()))
+				if err := tr.Check(ctx, s.URL+"/public"); err != nil {
+					t.Errorf("after %v: /public %v, want allowed", at, err)
+				}
+				err := tr.Check(ctx, s.URL+"/private")
+				if tc.private != (err == nil) {
+					t.Errorf("after %v: /private %v, want allowed=%v", at, err, tc.private)
+				}
+				info, _ := tr.Robots(ctx, s.URL)
+				if info.Outcome != Unreachable || !info.Fallback || (info.Policy != nil) != tc.wantPolicy || !info.UnreachableSince.Equal(start) {
+					t.Errorf("after %v: Robots = %+v", at, info)
+				}
 			}
 		})
 	}
@@ -224,7 +233,7 @@ func TestBackoff(t *testing.T) {
 				w.WriteHeader(503)
 				return
 			}
-			<-release
+			hold(r, release)
 			io.WriteString(w, privateRobots)
 		})
 		c := newClock()
@@ -239,11 +248,9 @@ func TestBackoff(t *testing.T) {
 		}
 		// Release the retry once it is under way; the others are either
 		// waiting on it or not yet started, and neither may fetch.
-		for s.robotsHits.Load() < 2 {
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, "the retry to start", func() bool { return s.robotsHits.Load() >= 2 })
 		close(release)
-		wg.Wait()
+		waitGroup(t, &wg, "every Check to return")
 		close(errs)
 		for err := range errs {
 			if err != nil {

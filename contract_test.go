@@ -103,7 +103,7 @@ func TestRoundTripperContract(t *testing.T) {
 			for range 8 {
 				wg.Go(func() { checkContract(t, tr, base, tc.url, tc.timeout, tc.status, tc.err) })
 			}
-			wg.Wait()
+			waitGroup(t, &wg, "every request of the contract check")
 			tr.CloseIdleConnections()
 			if base.idle.Load() != 1 {
 				t.Errorf("CloseIdleConnections reached the base %d times, want 1", base.idle.Load())

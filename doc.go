@@ -39,16 +39,18 @@
 //
 // Check answers the same question without sending anything, for a crawl
 // frontier; Robots gives an origin's parsed robots.txt and its sitemaps;
-// Stats counts what the transport did. Time comes from Options.Now and
+// both answer a URL that robots.txt does not govern (another scheme than
+// http or https) with an error matching ErrNotHTTP. Stats counts what the
+// transport did. Time comes from Options.Now and
 // waits go through Options.Sleep, so tests can cross days instantly.
 //
 // Memory is bounded in bytes: the parsed robots.txt held in memory by
 // Options.MaxRobotsBytes (and Options.MaxOrigins), the default store by
 // 128 MiB. Options.Cache keeps one record per origin; a Cache that also
-// implements Leaser and Swapper (and SlotReserver) lets a fleet of
-// processes share one fetch and one pace per origin. Plug-ins' panics are
-// recovered: one of the base RoundTripper during a robots.txt fetch is
-// logged with its stack and the origin counts as unreachable for that
-// fetch; one of the Cache is logged and taken as a missing record or a
-// lost write; one of the Logger loses only that log line.
+// implements FleetStore lets a fleet of processes share one fetch and one
+// pace per origin. Plug-ins' panics are contained: one of the base
+// RoundTripper during a robots.txt fetch is logged with its stack and the
+// origin counts as unreachable for that fetch; one of the Cache is logged
+// and taken as a missing record or a lost write; one of the Logger loses
+// only that log line.
 package robots

@@ -81,6 +81,19 @@ func ExampleTransport_Check() {
 	// robots.txt fetches: 1
 }
 
+// A frontier hands the transport only what robots.txt governs: a link of
+// another scheme is no robots.txt matter, and no refusal either.
+func ExampleErrNotHTTP() {
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0"})
+	for _, link := range []string{"mailto:webmaster@site.example", "ftp://files.example/data.csv"} {
+		err := tr.Check(context.Background(), link)
+		fmt.Println(errors.Is(err, robots.ErrNotHTTP), errors.Is(err, robots.ErrDisallowed))
+	}
+	// Output:
+	// true false
+	// true false
+}
+
 // A crawler seeds its frontier from the sitemaps of the robots.txt it
 // already holds.
 func ExampleTransport_Robots() {

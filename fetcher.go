@@ -20,9 +20,9 @@ import (
 
 // fetcher makes one robots.txt fetch at a time and turns it into a
 // fetchResult: a conditional GET with the stored validators, redirects
-// followed on the base RoundTripper, the body read under the size limit,
-// and the status rules of RFC 9309 section 2.3.1. It holds no state of
-// its own and is safe for concurrent use.
+// followed on the base RoundTripper, the body read under the size limit
+// and parsed, and the status rules of RFC 9309 section 2.3.1. It holds no
+// state of its own and is safe for concurrent use.
 type fetcher struct {
 	base         http.RoundTripper
 	userAgent    string
@@ -33,17 +33,83 @@ type fetcher struct {
 	logger       *slog.Logger
 }
 
-// fetch gets the robots.txt of the origin whose key is originKey (see
-// robotsURLOf). The fetch runs detached from ctx's cancellation, bounded
-// by the fetcher's timeout even when the base RoundTripper ignores its
-// context, and a panic of the base is recovered, logged with its stack and
-// taken as an unreachable robots.txt.
-func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fetchResult {
-	target, host, err := robotsURLOf(originKey)
-	if err != nil {
-		return unreachable("", err)
+// Outcome is what fetching an origin's robots.txt came to, and so how its
+// requests are decided (RFC 9309 section 2.3.1).
+type Outcome int
+
+const (
+	// Parsed: the robots.txt was fetched (2xx) and its rules decide.
+	Parsed Outcome = iota + 1
+	// Unavailable: the server answered 4xx (except 429), or redirected
+	// too often; every request is allowed.
+	Unavailable
+	// Unreachable: 429, 5xx, a timeout, a network error or a broken body;
+	// every request is refused until a later fetch succeeds, and after
+	// Options.FallbackAfter the last good copy is used.
+	Unreachable
+)
+
+// String returns "parsed", "unavailable" or "unreachable".
+func (o Outcome) String() string {
+	switch o {
+	case Parsed:
+		return "parsed"
+	case Unavailable:
+		return "unavailable"
+	case Unreachable:
+		return "unreachable"
 	}
-	robotsURL := target.String()
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// fetchResult is what one fetch of an origin's robots.txt came to, as the
+// fetcher makes it: what the origin's record is taken on from.
+type fetchResult struct {
+	outcome      Outcome
+	status       int            // the final status; 0 when none arrived
+	body         []byte         // when Parsed: the file cut to the size limit
+	robots       *policy.Robots // body parsed
+	size         int64          // decoded bytes kept, at most the size limit
+	truncated    bool           // the file was longer than the size limit
+	maxAge       time.Duration  // Cache-Control max-age; negative when none
+	age          time.Duration  // the response's Age header
+	noCache      bool           // Cache-Control no-cache or no-store
+	retryAfter   time.Duration  // a 429 or 503's Retry-After
+	notModified  bool           // a 304 confirmed the stored copy
+	etag         string         // validators of a parsed body
+	lastModified string
+	vary         bool   // the response varies by User-Agent
+	url          string // the last URL requested, after redirects
+	err          error  // why unreachable, or why a redirect was not followed
+}
+
+// unreachable is the result of a fetch of robotsURL that got no answer
+// to go by, for err.
+func unreachable(robotsURL string, err error) fetchResult {
+	return fetchResult{outcome: Unreachable, maxAge: -1, url: robotsURL, err: err}
+}
+
+// class names the kind of answer the fetch ended on, for Stats.FetchStatus.
+func (r fetchResult) class() string {
+	if r.status == 0 {
+		return "network"
+	}
+	return strconv.Itoa(r.status/100) + "xx"
+}
+
+// validators are the ETag and Last-Modified of the copy to revalidate.
+type validators struct{ etag, lastModified string }
+
+// fetch gets the robots.txt at robotsURL, sending host as its Host
+// header when it is not "" (a Host override). The fetch runs detached
+// from ctx's cancellation, bounded by the fetcher's timeout. It runs in a
+// goroutine of its own because a base RoundTripper may ignore its
+// context, and the timeout must bound it all the same; a panic of the
+// base, which would otherwise end the process from that goroutine, is
+// recovered, logged with its stack and taken as an unreachable
+// robots.txt.
+func (f *fetcher) fetch(ctx context.Context, robotsURL *url.URL, host string, v validators) fetchResult {
+	where := robotsURL.String()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
 	done := make(chan fetchResult, 1)
@@ -51,49 +117,29 @@ func (f *fetcher) fetch(ctx context.Context, originKey string, v validators) fet
 		defer func() {
 			if p := recover(); p != nil {
 				stack := debug.Stack()
-				f.logger.Error("robots: panic during robots.txt fetch", "url", robotsURL, "panic", p, "stack", string(stack))
-				done <- unreachable(robotsURL, fmt.Errorf("robots: panic during fetch: %v", p))
+				f.logger.Error("robots: panic during robots.txt fetch", "url", where, "panic", p, "stack", string(stack))
+				done <- unreachable(where, fmt.Errorf("robots: panic during fetch: %v", p))
 			}
 		}()
-		done <- f.fetchHops(ctx, target, host, v)
+		done <- f.fetchHops(ctx, robotsURL, host, v)
 	}()
 	select {
 	case res := <-done:
 		return res
 	case <-ctx.Done():
-		return unreachable(robotsURL, fmt.Errorf("robots: no complete answer within %v", f.timeout))
+		return unreachable(where, fmt.Errorf("robots: no complete answer within %v", f.timeout))
 	}
-}
-
-// robotsURLOf returns where the robots.txt of the origin whose key is
-// originKey is fetched, and the Host header to send: "" for the URL's own,
-// or for a Host override's key (target.go) the site it names, since a
-// request whose req.Host overrides its URL's host is governed by that
-// site's robots.txt.
-func robotsURLOf(originKey string) (robotsURL *url.URL, host string, err error) {
-	scheme, authority, _ := strings.Cut(originKey, "://")
-	if site, addr, ok := strings.Cut(authority, "|"); ok {
-		authority, host = addr, site
-	}
-	// The key holds the authority as a URL writes it (an IPv6 zone's "%"
-	// escaped), so it is read back as one: the absolute-form request-URI
-	// the fetch sends.
-	robotsURL, err = url.ParseRequestURI(scheme + "://" + authority + "/robots.txt")
-	if err != nil {
-		return nil, "", fmt.Errorf("robots: origin key %q: %w", originKey, err)
-	}
-	return robotsURL, host, nil
 }
 
 // fetchHops follows redirects up to the fetcher's limit, rather than
 // leaving them to an http.Client, so that each hop is bounded like the
 // first.
-func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v validators) fetchResult {
-	robotsURL := target.String()
-	seen := map[string]bool{target.String(): true}
+func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v validators) fetchResult {
+	robotsURL := at.String()
+	seen := map[string]bool{at.String(): true}
 	for hops := 0; ; hops++ {
-		res := fetchResult{maxAge: -1, url: target.String()}
-		resp, err := f.get(ctx, target, host, v)
+		res := fetchResult{maxAge: -1, url: at.String()}
+		resp, err := f.get(ctx, at, host, v)
 		if err != nil {
 			res.outcome, res.err = Unreachable, f.fetchError(ctx, err)
 			return res
@@ -115,10 +161,10 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 		case isRedirect(code) && resp.Header.Get("Location") != "":
 			where := resp.Header.Get("Location")
 			discard(resp.Body)
-			loc, err := target.Parse(where)
+			loc, err := at.Parse(where)
 			switch {
 			case err != nil || !isHTTP(loc.Scheme) || loc.Host == "":
-				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", target, where)
+				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", at, where)
 			case hops >= f.maxRedirects:
 				res.err = fmt.Errorf("robots: %s: more than %d redirects", robotsURL, f.maxRedirects)
 			case seen[loc.String()]:
@@ -126,11 +172,11 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 			default:
 				loc.Fragment, loc.RawFragment = "", ""
 				seen[loc.String()] = true
-				if !strings.EqualFold(loc.Host, target.Host) {
+				if !strings.EqualFold(loc.Host, at.Host) {
 					// The Host override names the first server only.
 					host = ""
 				}
-				target = loc
+				at = loc
 				continue
 			}
 			// RFC 9309 section 2.3.1.2: a robots.txt not reached within
@@ -141,7 +187,7 @@ func (f *fetcher) fetchHops(ctx context.Context, target *url.URL, host string, v
 			// Section 2.3.1.4; 429 is treated as a server error, as
 			// Google does, since it asks the crawler to back off.
 			res.outcome = Unreachable
-			res.err = fmt.Errorf("robots: %s answered %s", target, resp.Status)
+			res.err = fmt.Errorf("robots: %s answered %s", at, resp.Status)
 			res.retryAfter = retryAfter(resp.Header, f.now())
 			discard(resp.Body)
 			return res
@@ -216,6 +262,7 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, res fetchRe
 		return res
 	}
 	res.outcome, res.body, res.size, res.truncated = Parsed, body, int64(len(body)), truncated
+	res.robots = policy.Parse(res.body)
 	return res
 }
 
@@ -358,3 +405,23 @@ func discard(body io.ReadCloser) {
 	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
 	body.Close()
 }
+
+// send sends req on base, holding base to the RoundTripper contract: it
+// returns a response or an error, never both or neither.
+func send(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil:
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	case resp == nil:
+		return nil, errNoResponse
+	}
+	return resp, nil
+}
+
+// errNoResponse is returned when the base RoundTripper breaks its contract
+// by returning neither a response nor an error.
+var errNoResponse = errors.New("robots: base RoundTripper returned neither a response nor an error")

@@ -3,48 +3,101 @@ package robots
 import (
 	"context"
 	"time"
+
+	"github.com/gregjones/httpcache"
 )
 
-// The capabilities below are what a store shared by the processes of a
-// crawler fleet adds to an httpcache.Cache: the Transport finds them on
-// Options.Cache and uses each one it has.
+// FleetStore is what a store shared by the processes of a crawler fleet
+// adds to an httpcache.Cache: records written by compare-and-swap, so
+// that concurrent writers merge instead of overwriting each other; a
+// lease on fetching each origin's robots.txt, so that the fleet fetches
+// it once; and each origin's pace (slots, Retry-After pauses, and the
+// members pacing it), so that the fleet sends no faster than one crawler
+// would. Give one as Options.Cache: the Transport finds it there, and a
+// Cache that does not implement it keeps records alone, through Get and
+// Set. Every method receives its origin's key ready-made, so a store
+// keeps each origin's entries together without reading the key.
+//
+// An error from any method means the store could not answer that call:
+// the Transport then uses its own state for the request (its own fetch,
+// its own pace), never allowing everything.
+type FleetStore interface {
+	httpcache.Cache
 
-// Leaser is an optional capability of an Options.Cache shared by several
-// processes: a fleet-wide lease on fetching one origin's robots.txt, so
-// that the fleet fetches it once. The key is the origin's record key.
-type Leaser interface {
-	// Lease takes the fetch lease on key for ttl if no one holds it. It
-	// reports whether the caller now holds it. token identifies the
-	// holder (random per transport).
-	Lease(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	// Unlease gives the lease up if token still holds it.
-	Unlease(ctx context.Context, key, token string) error
-}
-
-// Swapper is an optional capability of an Options.Cache shared by several
-// writers: compare-and-swap of one record, so that concurrent writers
-// merge their records instead of overwriting each other's.
-type Swapper interface {
+	// Load returns the record stored under key, and whether there is one.
+	Load(ctx context.Context, key RecordKey) (value []byte, found bool, err error)
 	// Swap stores new under key only if the stored value equals old (old
-	// nil: only if absent). It reports whether it stored.
-	Swap(ctx context.Context, key string, old, new []byte) (bool, error)
+	// nil: only if there is none). It reports whether it stored.
+	Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error)
+
+	// Lease takes the lease on fetching origin's robots.txt for ttl if no
+	// one holds it, and reports whether token, which names the holder
+	// (random per transport), now holds it.
+	Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error)
+	// Unlease gives origin's lease up if token still holds it.
+	Unlease(ctx context.Context, origin OriginKey, token string) error
+
+	// ReserveSlot reserves the earliest send time for origin that is no
+	// earlier than req.NotBefore (or req.Now), than the last slot
+	// reserved by any member plus req.Interval, and than any pause, and
+	// counts req.Member as pacing origin. If that time is after req.Limit
+	// nothing is reserved and the Slot says when it would have been.
+	ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error)
+	// CancelSlot gives back the slot at (reserved with interval) if it is
+	// still origin's last one.
+	CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) error
+	// Pause holds every later slot of origin until at least until
+	// (Retry-After).
+	Pause(ctx context.Context, origin OriginKey, until time.Time) error
+	// PausedUntil returns the end of the pause any member stored for
+	// origin; the zero time when there is none.
+	PausedUntil(ctx context.Context, origin OriginKey) (time.Time, error)
 }
 
-// SlotReserver is an optional capability of Options.Cache: one pace per
-// origin across every process sharing the store. When Options.Cache
-// implements it, each paced request reserves its send time there; an
-// error from any method counts as the store being unavailable for that
-// request, which is then paced by the transport alone.
-type SlotReserver interface {
-	// ReserveSlot reserves the earliest send time for key that is >= now,
-	// >= the last reserved slot + interval, and >= any pause. If that time
-	// is after limit (limit zero: no limit) nothing is reserved and ok is
-	// false (at still says when it would be).
-	ReserveSlot(ctx context.Context, key string, now time.Time, interval time.Duration, limit time.Time) (at time.Time, ok bool, err error)
-	// CancelSlot gives back the slot at (reserved with interval) if it is
-	// still the last one.
-	CancelSlot(ctx context.Context, key string, at time.Time, interval time.Duration) error
-	// Pause holds every later slot of key until at least until
-	// (Retry-After).
-	Pause(ctx context.Context, key string, until time.Time) error
+// OriginKey names one origin in a FleetStore: its scheme, host and port
+// as the Transport spells them ("https://site.example:8443", the host
+// lower-cased and in ASCII, a default port left out), or, for requests
+// whose Host header names another site than the address they are sent to,
+// that site and the address ("https://site.example|10.0.0.1:8443"). A
+// store uses it as it is: every entry of one origin is named by it.
+type OriginKey string
+
+// RecordKey names one origin's robots record in a FleetStore: the origin,
+// and for a robots.txt that varies by User-Agent, the variant of the
+// transport's user agent ("" otherwise).
+type RecordKey struct {
+	Origin  OriginKey
+	Variant string
+}
+
+// SlotRequest is what a paced request asks of a FleetStore.
+type SlotRequest struct {
+	// Member names the process reserving (random per transport), so that
+	// the store can count the members pacing an origin.
+	Member string
+	// Now is the reserver's clock.
+	Now time.Time
+	// NotBefore is the earliest the slot may be: the member's own next
+	// slot. If zero or before Now, Now is used.
+	NotBefore time.Time
+	// Interval is the least time between two slots of the origin.
+	Interval time.Duration
+	// Limit is the latest slot the request can use. If zero, there is
+	// none.
+	Limit time.Time
+}
+
+// Slot is a FleetStore's answer to a SlotRequest.
+type Slot struct {
+	// At is the send time reserved, or the one that would have been when
+	// Reserved is false.
+	At time.Time
+	// Reserved reports whether At was reserved: false when it lay past
+	// the request's Limit.
+	Reserved bool
+	// Members is how many members, the caller included, reserved slots
+	// of the origin lately: while the store is unavailable, each member
+	// paces the origin at this many times the delay, so that the fleet
+	// keeps the origin's pace. Zero when the store does not count.
+	Members int
 }

@@ -43,19 +43,20 @@ func FuzzOrigin(f *testing.F) {
 		if err != nil || !isHTTP(u.Scheme) {
 			return
 		}
-		o, err := originOf(u)
-		if fast := u.Scheme + "://" + u.Host; canonicalHost(u) && (err != nil || fast != o) {
-			t.Fatalf("fast origin of %q is %q, originOf gives %q, %v", raw, fast, o, err)
+		host, err := canonicalOrigin(u)
+		if canonicalHost(u) && (err != nil || u.Host != host) {
+			t.Fatalf("fast origin of %q is %q, canonicalOrigin gives %q, %v", raw, u.Host, host, err)
 		}
 		if err != nil {
 			return
 		}
-		back, err := url.Parse(o)
+		o := originID{https: strings.EqualFold(u.Scheme, "https"), host: host}.key()
+		back, err := url.Parse(string(o))
 		if err != nil {
 			t.Fatalf("origin %q of %q does not parse: %v", o, raw, err)
 		}
-		if again, err := originOf(back); err != nil || again != o {
-			t.Fatalf("origin %q of %q is %q, %v the second time", o, raw, again, err)
+		if again, err := canonicalOrigin(back); err != nil || again != host {
+			t.Fatalf("origin %q of %q is %q, %v the second time", host, raw, again, err)
 		}
 	})
 }

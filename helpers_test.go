@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -157,4 +158,83 @@ func (l *robotsLog) fetched() []string {
 // hour, as another process would store it.
 func freshRecord(now time.Time) record {
 	return record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: now, Expires: now.Add(time.Hour)}
+}
+
+// waitCeiling bounds every wait in the tests: a ceiling so generous that
+// only a real defect (a lost wake-up, a deadlock, a pool stalled behind
+// slots never given back) reaches it on a loaded, paused machine, and well
+// under go test's own timeout, so that one hung test fails by name instead
+// of hiding every test after it.
+const waitCeiling = time.Minute
+
+// waitFor polls cond until it holds, failing the test with what it was
+// waiting for once waitCeiling has passed.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitCeiling)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// recv receives from ch, failing the test with what it was waiting for
+// once waitCeiling has passed.
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	tm := time.NewTimer(waitCeiling)
+	defer tm.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-tm.C:
+		t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+	}
+	var zero T
+	return zero
+}
+
+// waitGroup waits for wg, failing the test with what it was waiting for
+// once waitCeiling has passed.
+func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	waitGroupWithin(t, wg, waitCeiling, what)
+}
+
+// waitGroupWithin is waitGroup with a ceiling of its own, for a wait on
+// work that takes long under -race on a loaded machine.
+func waitGroupWithin(t testing.TB, wg *sync.WaitGroup, ceiling time.Duration, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	tm := time.NewTimer(ceiling)
+	defer tm.Stop()
+	select {
+	case <-done:
+	case <-tm.C:
+		t.Fatalf("still waiting, after %v, for %s", ceiling, what)
+	}
+}
+
+// hold blocks a test server's handler until release is closed or r's
+// context ends, and at most waitCeiling, so that a test that fails before
+// releasing it cannot hang the server's Close.
+func hold(r *http.Request, release <-chan struct{}) {
+	holdCtx(r.Context(), release)
+}
+
+// holdCtx is hold for a context of the caller's.
+func holdCtx(ctx context.Context, release <-chan struct{}) {
+	tm := time.NewTimer(waitCeiling)
+	defer tm.Stop()
+	select {
+	case <-release:
+	case <-ctx.Done():
+	case <-tm.C:
+	}
 }

@@ -40,20 +40,6 @@ func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
 
 func entrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
 
-// countingWeigher returns an otter weigher of size that also bounds the
-// count: otter bounds entries by count or by weight, not by both, so each
-// entry weighs at least maxBytes/maxEntries (no floor for maxEntries of
-// zero or less).
-func countingWeigher[K comparable, V any](maxBytes int64, maxEntries int, size func(K, V) int64) func(K, V) uint32 {
-	floor := int64(1)
-	if maxEntries > 0 {
-		floor = max(maxBytes/int64(maxEntries), 1)
-	}
-	return func(k K, v V) uint32 {
-		return uint32(min(max(size(k, v), floor), math.MaxUint32))
-	}
-}
-
 // Get returns the value stored under key and whether there is one.
 func (c *MemoryCache) Get(key string) ([]byte, bool) {
 	return c.cache.GetIfPresent(key)
@@ -86,4 +72,39 @@ func (c *MemoryCache) Len() int {
 func (c *MemoryCache) Bytes() int64 {
 	c.cache.CleanUp()
 	return c.bytes.Load()
+}
+
+// countingWeigher returns an otter weigher of size that also bounds the
+// count: otter bounds entries by count or by weight, not by both, so each
+// entry weighs at least maxBytes/maxEntries (no floor for maxEntries of
+// zero or less).
+func countingWeigher[K comparable, V any](maxBytes int64, maxEntries int, size func(K, V) int64) func(K, V) uint32 {
+	floor := int64(1)
+	if maxEntries > 0 {
+		floor = max(maxBytes/int64(maxEntries), 1)
+	}
+	return func(k K, v V) uint32 {
+		return uint32(min(max(size(k, v), floor), math.MaxUint32))
+	}
+}
+
+// parsedFactor is how many bytes of memory a parsed robots.txt takes per
+// byte of its text, at most: TestMemoryBoundedInBytes measures the real
+// ratio on a 500 KiB file and fails if it exceeds this.
+const parsedFactor = 16
+
+// stateOverhead is what a state costs beyond its bodies and their parses.
+const stateOverhead = 1 << 10
+
+// weight estimates the bytes of memory st holds: its bodies and their
+// parses.
+func (s *state) weight() int64 {
+	n := int64(stateOverhead)
+	if s.rec.Outcome == Parsed {
+		n += int64(len(s.rec.Body)) * (1 + parsedFactor)
+	}
+	if s.rec.Good != nil {
+		n += int64(len(s.rec.Good.Body)) * (1 + parsedFactor)
+	}
+	return n
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gregjones/httpcache"
 
@@ -95,7 +96,9 @@ func TestBoundedMemory(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	// Minutes of checks under -race on a loaded machine: a ceiling of its
+	// own, still well under go test's timeout.
+	waitGroupWithin(t, &wg, 5*time.Minute, "every worker's checks")
 	if got := tr.Stats().Fetches[Parsed]; got != origins {
 		t.Errorf("%d fetches, want %d", got, origins)
 	}
@@ -179,7 +182,7 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 			// Not a record at all: a 30-day refusal must not come of it.
 			recordMagic + `{"outcome":3,"fetchedAt":"2025-03-01T12:00:00Z","since":"2025-03-01T12:00:00Z","retryAt":"2025-03-31T12:00:00Z"`}
 		for _, j := range junk {
-			store.Set(recordKey(key), []byte(j))
+			store.Set(recordKeyOf(key), []byte(j))
 			tr := newTestTransport(t, newClock(), Options{Cache: store})
 			if err := tr.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 				t.Errorf("record %s: %v, want refused after a fresh fetch", j, err)
@@ -191,12 +194,13 @@ func storeConformance(t *testing.T, newStore func() httpcache.Cache) {
 	})
 }
 
-func originOfString(raw string) (string, error) {
+func originOfString(raw string) (OriginKey, error) {
 	req, err := http.NewRequest("GET", raw, nil)
 	if err != nil {
 		return "", err
 	}
-	return originOf(req.URL)
+	id, err := identify(req.URL, "")
+	return id.key(), err
 }
 
 // bigRobots returns a robots.txt of about size bytes of distinct rules,

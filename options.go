@@ -131,9 +131,11 @@ type Options struct {
 	// Cache is where each origin's robots record (outcome, validators,
 	// body, outage clock) is kept, one entry per origin; transports
 	// sharing one share their fetches. A Cache that also implements
-	// Leaser or Swapper lets transports in several processes share one
-	// fetch per origin and merge their records. If nil, a MemoryCache
-	// holding 2*MaxOrigins entries and DefaultCacheBytes bytes is used.
+	// FleetStore lets transports in several processes share one fetch per
+	// origin, merge their records, and share each origin's pace and
+	// Retry-After pauses, counting the processes pacing it. If nil, a
+	// MemoryCache holding 2*MaxOrigins entries and DefaultCacheBytes bytes
+	// is used.
 	Cache httpcache.Cache
 	// MaxOrigins is how many origins' parsed robots.txt are held in
 	// memory, the least useful forgotten first; a forgotten origin is

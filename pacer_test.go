@@ -3,41 +3,59 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // TestWorkerPoolKeepsPace checks that a pool of workers with short client
 // timeouts on one origin keeps requests reaching the server at the paced
-// rate for the whole run, instead of stalling behind slots that timed-out
-// waiters never gave back. It runs on the real clock: Client.Timeout does.
+// rate, instead of stalling behind slots that failed-fast or timed-out
+// waiters never gave back. It runs on the real clock, as Client.Timeout
+// does, so it asserts only what a paused machine cannot break: a pause
+// delays a request and never sends one early, so the k-th arrival comes
+// at least k delays after the start (no burst); and the pool reaches its
+// count of arrivals within waitCeiling, twenty times the delays it needs,
+// which a pool stalled behind slots never given back never does.
 func TestWorkerPoolKeepsPace(t *testing.T) {
 	const (
 		workers = 20
 		delay   = 200 * time.Millisecond
-		run     = 3 * time.Second
+		want    = 15
 	)
 	s := newSite(t, serve(200, "User-agent: *\nAllow: /\n"))
 	var mu sync.Mutex
 	var arrivals []time.Time
+	enough := make(chan struct{})
 	s.setPages(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		arrivals = append(arrivals, time.Now())
-		mu.Unlock()
+		defer mu.Unlock()
+		if arrivals = append(arrivals, time.Now()); len(arrivals) == want {
+			close(enough)
+		}
 	})
 	tr := NewTransport(nil, Options{UserAgent: "ExampleBot", MinDelay: delay})
 	t.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: tr, Timeout: time.Second}
 	start := time.Now()
-	end := start.Add(run)
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for time.Now().Before(end) {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
 				resp, err := client.Get(s.URL + "/page")
 				if err != nil {
 					// A crawler puts the URL back; a short pause keeps
@@ -49,46 +67,71 @@ func TestWorkerPoolKeepsPace(t *testing.T) {
 			}
 		})
 	}
+	select {
+	case <-enough:
+	case <-time.After(waitCeiling):
+		mu.Lock()
+		t.Errorf("%d requests reached the server in %v; want %d, one a delay (%v)", len(arrivals), waitCeiling, want, delay)
+		mu.Unlock()
+	}
+	close(stop)
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	// Requests queued before the end still go after it: count the run.
-	within := 0
-	for _, a := range arrivals {
-		if a.Before(end) {
-			within++
+	slices.SortFunc(arrivals, time.Time.Compare)
+	for k, a := range arrivals {
+		if early := start.Add(time.Duration(k) * delay); a.Before(early) {
+			t.Errorf("request %d reached the server %v after the start, before %d delays (%v)", k, a.Sub(start), k, early.Sub(start))
 		}
-	}
-	possible := int(run/delay) + 1
-	t.Logf("%d of %d possible requests reached the server during the run", within, possible)
-	if within < possible*3/4 || within > possible {
-		t.Errorf("%d requests reached the server during the run, want about %d", within, possible)
-	}
-	// The pacer lets requests go a delay apart; what brings two arrivals
-	// closer is the time from there to the server, which a loaded machine
-	// stretches for one request and not the next. Half a delay tells that
-	// apart from requests let go together; the count above holds the rate.
-	for i := 1; i < len(arrivals); i++ {
-		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay/2 {
-			t.Errorf("requests %d and %d came %v apart, want about %v", i-1, i, gap, delay)
-		}
-	}
-	if n := len(arrivals); n == 0 || arrivals[n-1].Before(end.Add(-time.Second)) {
-		t.Errorf("no request reached the server in the last second of the run")
 	}
 }
 
-// queued returns how many requests wait in the schedule of key.
-func queued(tr *Transport, key string) int {
-	s := tr.pacer.schedule(key)
+// roundTripWithin is tr.RoundTrip(req) bounded by waitCeiling, reading
+// the body: a pacing defect that blocks a request fails the test instead
+// of hanging the package.
+func roundTripWithin(t *testing.T, tr http.RoundTripper, req *http.Request) (string, error) {
+	t.Helper()
+	type result struct {
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{string(b), err}
+	}()
+	r := recv(t, done, "the answer to "+req.Method+" "+req.URL.String())
+	return r.body, r.err
+}
+
+// getWithin is get bounded by waitCeiling.
+func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roundTripWithin(t, tr, req)
+}
+
+// waiting returns how many requests wait in the schedule of key.
+func waiting(tr *Transport, key string) int {
+	s := tr.pacer.schedule(OriginKey(key))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.queue)
+	return len(s.waiting)
 }
 
 // TestCancelGivesSlotsBack checks that waiters whose contexts end, in
-// whatever order, give their slots back at once: the one left waits one
-// delay, not one per waiter gone.
+// whatever order, give their slots back at once: the one left moves up to
+// the first slot, one delay after the last request sent, not one per
+// waiter gone.
 func TestCancelGivesSlotsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -102,24 +145,12 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 			s := newSite(t, serve(200, ""))
 			c := newClock()
 			tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-			var mu sync.Mutex
-			var sleeps []time.Duration
-			release := make(chan struct{})
-			tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				sleeps = append(sleeps, d)
-				mu.Unlock()
-				select {
-				case <-release:
-					c.Advance(d)
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			if _, err := get(t, tr, s.URL+"/first"); err != nil {
+			sleeps := newHeldSleeps(c)
+			tr.cfg.sleep = sleeps.sleep
+			if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
 				t.Fatal(err)
 			}
+			sent := c.Now()
 			var cancels []context.CancelFunc
 			var results []chan error
 			for i := range 4 {
@@ -134,28 +165,23 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 					}
 					done <- err
 				}()
-				for queued(tr, s.URL) != i+1 {
-					time.Sleep(time.Millisecond)
-				}
+				waitFor(t, fmt.Sprintf("waiter %d to join the line", i), func() bool { return waiting(tr, s.URL) == i+1 })
 				cancels, results = append(cancels, cancel), append(results, done)
 			}
 			for _, i := range tc.order {
 				cancels[i]()
-				if err := <-results[i]; !errors.Is(err, context.Canceled) {
+				if err := recv(t, results[i], fmt.Sprintf("waiter %d to leave", i)); !errors.Is(err, context.Canceled) {
 					t.Errorf("waiter %d: %v, want context.Canceled", i, err)
 				}
 			}
-			close(release)
-			if err := <-results[3]; err != nil {
+			// The last waiter sleeps again for its new slot once woken.
+			waitFor(t, "the last waiter to sleep for one delay", func() bool { return sleeps.lastIs(time.Second) })
+			close(sleeps.release)
+			if err := recv(t, results[3], "the last waiter's answer"); err != nil {
 				t.Fatalf("last waiter: %v", err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, d := range sleeps {
-				if d != time.Second {
-					t.Errorf("waits %v, want each one delay (1s)", sleeps)
-					break
-				}
+			if got := c.Now().Sub(sent); got != time.Second {
+				t.Errorf("the last waiter went %v after the first request, want one delay (1s); sleeps %v", got, sleeps.asked())
 			}
 			if n := s.pageHits.Load(); n != 2 {
 				t.Errorf("%d pages served, want 2", n)
@@ -189,19 +215,19 @@ func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
-	if _, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := roundTripWithin(t, tr, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
 	}
 	if w := c.Waits(); len(w) != 0 {
 		t.Errorf("waits %v before failing, want none", w)
 	}
-	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
 		t.Fatal(err)
 	}
 	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
@@ -218,18 +244,18 @@ func TestPauseOutlivesOrigin(t *testing.T) {
 	_, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 2, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://paused.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 25 {
-		if _, err := get(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
+		if _, err := getWithin(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := tr.origins.len(); n > 2 {
 		t.Fatalf("%d origins held, want at most 2", n)
 	}
-	if _, err := get(t, tr, "http://paused.example/page"); err != nil {
+	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
 		t.Fatal(err)
 	}
 	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
@@ -244,11 +270,11 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Freshness: time.Hour, Now: c.Now, Sleep: c.Sleep})
-	if _, err := get(t, tr, "http://site.example/busy"); err != nil {
+	if _, err := getWithin(t, tr, "http://site.example/busy"); err != nil {
 		t.Fatal(err)
 	}
 	s.setRobots(serve(200, "User-agent: *\nDisallow: /page\n"))
-	if _, err := get(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+	if _, err := getWithin(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
 		t.Fatalf("RoundTrip = %v, want ErrDisallowed from the robots.txt fetched after the wait", err)
 	}
 	if n := s.pageHits.Load(); n != 1 {
@@ -256,5 +282,226 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	}
 	if n := s.robotsHits.Load(); n != 2 {
 		t.Errorf("%d robots.txt fetches, want 2", n)
+	}
+}
+
+// heldSleeps is an Options.Sleep that holds every wait until release is
+// closed (or the waiter's context ends), then moves c on by it, and
+// records the waits asked for.
+type heldSleeps struct {
+	c       *testClock
+	release chan struct{}
+
+	// mu protects waits.
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func newHeldSleeps(c *testClock) *heldSleeps {
+	return &heldSleeps{c: c, release: make(chan struct{})}
+}
+
+func (h *heldSleeps) sleep(ctx context.Context, d time.Duration) error {
+	h.mu.Lock()
+	h.waits = append(h.waits, d)
+	h.mu.Unlock()
+	select {
+	case <-h.release:
+		h.c.Advance(d)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lastIs reports whether the latest wait asked for is d.
+func (h *heldSleeps) lastIs(d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waits) > 0 && h.waits[len(h.waits)-1] == d
+}
+
+// asked returns the waits asked for so far.
+func (h *heldSleeps) asked() []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]time.Duration(nil), h.waits...)
+}
+
+// fleetStub is a fleet store in memory for one process: its slots follow
+// FleetStore's contract, and while down is set each reservation fails
+// after taking lag on the clock, as a Redis call that times out.
+type fleetStub struct {
+	*fleetStore
+	clock   *testClock
+	lag     time.Duration
+	members int
+	down    atomic.Bool
+
+	mu           sync.Mutex
+	last, paused time.Time
+}
+
+func (f *fleetStub) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	if f.down.Load() {
+		f.clock.Advance(f.lag)
+		return Slot{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := latest(req.Now, req.NotBefore, f.paused)
+	if !f.last.IsZero() {
+		at = latest(at, f.last.Add(req.Interval))
+	}
+	if !req.Limit.IsZero() && at.After(req.Limit) {
+		return Slot{At: at, Members: f.members}, nil
+	}
+	f.last = at
+	return Slot{At: at, Reserved: true, Members: f.members}, nil
+}
+
+func (f *fleetStub) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
+	return nil
+}
+
+func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = latest(f.paused, until)
+	return nil
+}
+
+func (f *fleetStub) PausedUntil(ctx context.Context, key OriginKey) (time.Time, error) {
+	if f.down.Load() {
+		return time.Time{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paused, nil
+}
+
+// sendLog is a base that answers robots.txt with allowAll and records
+// the time, on clock, at which each other request is sent.
+type sendLog struct {
+	clock *testClock
+	mu    sync.Mutex
+	sends []time.Time
+}
+
+const allowAll = "User-agent: *\nAllow: /\n"
+
+func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := allowAll
+	if r.URL.Path != "/robots.txt" {
+		l.mu.Lock()
+		l.sends = append(l.sends, l.clock.Now())
+		l.mu.Unlock()
+		body = "page"
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+func (l *sendLog) times() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sends)
+}
+
+// TestFleetFallbackKeepsOwnPace checks that a request paced alone after a
+// failed store call is never sent sooner than the process's own last send
+// plus the delay: the slot the store granted before reaches the local
+// schedule, and the local slot counts from the clock read after the failed
+// call (which took lag), not before it. With members, the fallback paces
+// at the delay times the members last seen.
+func TestFleetFallbackKeepsOwnPace(t *testing.T) {
+	const delay = time.Second
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration // between the shared request and the next
+		lag     time.Duration // that each failed store call takes
+		members int
+		gaps    []time.Duration // between sends, on the clock
+	}{
+		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay, delay, delay}},
+		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, delay, delay}},
+		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3 * delay, 3 * delay, 3 * delay}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			base := &sendLog{clock: c}
+			store := &fleetStub{fleetStore: newFleetStore(), clock: c, lag: tc.lag, members: tc.members}
+			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Cache: store, Now: c.Now, Sleep: c.Sleep})
+			if _, err := getWithin(t, tr, "http://fleet.example/shared"); err != nil {
+				t.Fatal(err)
+			}
+			store.down.Store(true)
+			c.Advance(tc.after)
+			for i := range len(tc.gaps) {
+				if _, err := getWithin(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sends := base.times()
+			var gaps []time.Duration
+			for i := 1; i < len(sends); i++ {
+				gaps = append(gaps, sends[i].Sub(sends[i-1]))
+			}
+			if !slices.Equal(gaps, tc.gaps) {
+				t.Errorf("sends %v apart, want %v", gaps, tc.gaps)
+			}
+		})
+	}
+}
+
+// sendFrom sends a GET for url through tr, for a goroutine of a test: it
+// returns the error, if any, instead of failing the test.
+func sendFrom(tr http.RoundTripper, url string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// TestPauseHoldsWaiters checks that a Retry-After holds the requests
+// already waiting in line, not only those that come after it: a waiter
+// booked a delay after the request that was answered 429 sleeps again
+// until the pause ends, and is sent no sooner.
+func TestPauseHoldsWaiters(t *testing.T) {
+	answer := make(chan struct{})
+	s := newSite(t, serve(200, allowAll))
+	s.setPages(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			hold(r, answer)
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	c := newClock()
+	tr := newTestTransport(t, c, Options{MinDelay: time.Second})
+	sleeps := newHeldSleeps(c)
+	tr.cfg.sleep = sleeps.sleep
+	busy := make(chan error, 1)
+	go func() { busy <- sendFrom(tr, s.URL+"/busy") }()
+	waitFor(t, "the request for /busy to reach the site", func() bool { return s.pageHits.Load() == 1 })
+	waiter := make(chan error, 1)
+	go func() { waiter <- sendFrom(tr, s.URL+"/page") }()
+	waitFor(t, "a request to wait in line", func() bool { return waiting(tr, s.URL) == 1 })
+	paused := c.Now().Add(time.Hour)
+	close(answer)
+	if err := recv(t, busy, "the answer to /busy"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the waiter to sleep until the pause's end", func() bool { return sleeps.lastIs(time.Hour) })
+	close(sleeps.release)
+	if err := recv(t, waiter, "the waiter's answer"); err != nil {
+		t.Fatal(err)
+	}
+	if now := c.Now(); now.Before(paused) {
+		t.Errorf("the waiter was sent %v before the pause ended", paused.Sub(now))
 	}
 }

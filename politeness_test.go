@@ -47,7 +47,7 @@ func TestPoliteness(t *testing.T) {
 			tr := NewTransport(nil, opts)
 			t.Cleanup(tr.CloseIdleConnections)
 			for i := range 3 {
-				if _, err := get(t, tr, s.URL+fmt.Sprintf("/page%d", i)); err != nil {
+				if _, err := getWithin(t, tr, s.URL+fmt.Sprintf("/page%d", i)); err != nil {
 					t.Fatal(err)
 				}
 				c.Advance(tc.elapsed)
@@ -95,7 +95,7 @@ func TestRetryAfterPauses(t *testing.T) {
 			c := newClock()
 			tr := newTestTransport(t, c, Options{})
 			for range 2 {
-				if _, err := get(t, tr, s.URL+"/page"); err != nil {
+				if _, err := getWithin(t, tr, s.URL+"/page"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -117,7 +117,7 @@ func TestWaitHonoursContext(t *testing.T) {
 	s := newSite(t, serve(200, ""))
 	tr := NewTransport(nil, Options{MinDelay: time.Hour})
 	t.Cleanup(tr.CloseIdleConnections)
-	if _, err := get(t, tr, s.URL+"/first"); err != nil {
+	if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

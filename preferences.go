@@ -21,15 +21,13 @@ import (
 // It fetches the origin's robots.txt if it is not already held. While the
 // robots.txt is unavailable or unreachable every preference is unknown:
 // Check tells those apart. It returns an error for a URL that is not an
-// absolute http or https URL, and the context's error.
+// absolute http or https URL (one matching ErrNotHTTP for another scheme,
+// as Check does), and the context's error.
 func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
 	t.init()
-	u, err := parseAbsolute(rawURL)
+	u, err := parseHTTP(rawURL)
 	if err != nil {
 		return policy.Preferences{}, err
-	}
-	if !isHTTP(u.Scheme) {
-		return policy.Preferences{}, errors.New("robots: " + u.Redacted() + " is not an http or https URL")
 	}
 	tg, err := targetFor(u, "")
 	if err != nil {
@@ -68,14 +66,14 @@ func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response
 
 // robotsPreferences returns the robots.txt preferences for tg under its
 // origin's current state.
-func (t *Transport) robotsPreferences(ctx context.Context, tg *target) (policy.Preferences, error) {
-	o := t.origins.lookupTarget(tg)
+func (t *Transport) robotsPreferences(ctx context.Context, tg *wireTarget) (policy.Preferences, error) {
+	o := t.origins.originFor(tg.id)
 	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return policy.Preferences{}, err
 	}
 	var own [1]string
-	agent, refuse := agentAt(st, now, t.cfg.fallbackAfter, t.decider.tokensFor(tg, own[:0]))
+	agent, refuse := st.agent(now, t.cfg.fallbackAfter, t.decider.tokensFor(tg, own[:0]))
 	if refuse {
 		return policy.Agent{}.Preferences(tg.uri), nil
 	}
@@ -86,7 +84,7 @@ func (t *Transport) robotsPreferences(ctx context.Context, tg *target) (policy.P
 // for tg because the site's preference is "n" for every purpose the
 // crawler declared (Options.Purposes), or nil. Without purposes it costs
 // nothing.
-func (d *decider) byPreferences(agent policy.Agent, tg *target, tokens []string) *DisallowedError {
+func (d *decider) byPreferences(agent policy.Agent, tg *wireTarget, tokens []string) *DisallowedError {
 	if len(d.purposes) == 0 {
 		return nil
 	}
@@ -117,7 +115,7 @@ func (e *DisallowedError) preferenceDetail() string {
 }
 
 // preferencesOf returns the preferences for tg that a refusal carries.
-func preferencesOf(agent policy.Agent, tg *target) *policy.Preferences {
+func preferencesOf(agent policy.Agent, tg *wireTarget) *policy.Preferences {
 	p := agent.Preferences(tg.uri)
 	return &p
 }

@@ -65,7 +65,7 @@ func TestFreshnessHeaders(t *testing.T) {
 
 // TestLifetimeBounds checks the pure freshness arithmetic at its edges.
 func TestLifetimeBounds(t *testing.T) {
-	f := freshness{freshness: time.Hour, minFreshness: time.Minute}
+	f := lifetimes{fresh: time.Hour, minFresh: time.Minute}
 	max := time.Duration(math.MaxInt64)
 	for _, tc := range []struct {
 		name string

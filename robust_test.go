@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestZeroTransport checks that the zero Transport works like
@@ -36,15 +39,34 @@ func TestCheckRejectsRelative(t *testing.T) {
 	tr := newTestTransport(t, newClock(), Options{})
 	for _, raw := range []string{"/relative", "not a url", "//host.example/x", "http:///nohost", "", "%zz"} {
 		err := tr.Check(context.Background(), raw)
-		if err == nil || errors.Is(err, ErrDisallowed) || !strings.HasPrefix(err.Error(), "robots: ") {
-			t.Errorf("Check(%q) = %v, want a robots: error that is not a refusal", raw, err)
+		if !errors.Is(err, ErrNotHTTP) || errors.Is(err, ErrDisallowed) || !strings.HasPrefix(err.Error(), "robots: ") {
+			t.Errorf("Check(%q) = %v, want a robots: error matching ErrNotHTTP, not a refusal", raw, err)
 		}
 		if _, err := tr.Robots(context.Background(), raw); err == nil {
 			t.Errorf("Robots(%q) accepted", raw)
 		}
 	}
-	if err := tr.Check(context.Background(), "mailto:someone@site.example"); err != nil {
-		t.Errorf("mailto: %v, want nil (passed through)", err)
+}
+
+// TestCheckAndRobotsAgreeOnOtherSchemes checks that Check and Robots
+// answer alike for a URL that robots.txt does not govern: an error
+// matching ErrNotHTTP, never a refusal and never a fetch, while RoundTrip
+// passes such a request to the base unchecked.
+func TestCheckAndRobotsAgreeOnOtherSchemes(t *testing.T) {
+	base := &robotsLog{status: 200, body: "User-agent: *\nDisallow: /\n"}
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", Now: c.Now, Sleep: c.Sleep})
+	for _, raw := range []string{"mailto:someone@site.example", "ftp://files.example/private", "FILE:///etc/passwd", "ws://site.example/chat"} {
+		errCheck := tr.Check(context.Background(), raw)
+		_, errRobots := tr.Robots(context.Background(), raw)
+		for name, err := range map[string]error{"Check": errCheck, "Robots": errRobots} {
+			if !errors.Is(err, ErrNotHTTP) || errors.Is(err, ErrDisallowed) {
+				t.Errorf("%s(%q) = %v, want an error matching ErrNotHTTP and not ErrDisallowed", name, raw, err)
+			}
+		}
+	}
+	if got := base.fetched(); len(got) != 0 {
+		t.Errorf("robots.txt fetched for URLs it does not govern: %q", got)
 	}
 }
 
@@ -129,7 +151,7 @@ func TestFetchTimeoutBaseIgnoresContext(t *testing.T) {
 	stuck := make(chan struct{})
 	t.Cleanup(func() { close(stuck) })
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		<-stuck // ignores r.Context()
+		holdCtx(context.Background(), stuck) // ignores r.Context()
 		return nil, errors.New("released")
 	})
 	c := newClock()
@@ -233,6 +255,47 @@ func TestSitemapsAbsolute(t *testing.T) {
 	}
 }
 
+// TestSitemapsAfterRedirect checks that relative Sitemap lines of a
+// robots.txt reached through a redirect to another host resolve against
+// the URL it was finally read from (RFC 3986 section 5.1.3), whether the
+// record was fetched here, revalidated, or loaded from a shared store.
+func TestSitemapsAfterRedirect(t *testing.T) {
+	cdn := newSite(t, serve(404, ""))
+	cdn.setPages(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		io.WriteString(w, "Sitemap: /maps/sitemap.xml\nSitemap: news.xml\n\nUser-agent: *\nDisallow: /private\n")
+	})
+	// The site's own robots.txt lives on the CDN, under another path.
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, cdn.URL+"/site/robots.txt", http.StatusMovedPermanently)
+	})
+	want := cdn.URL + "/maps/sitemap.xml " + cdn.URL + "/site/news.xml"
+	c := newClock()
+	store := NewMemoryCache(100, 1<<20)
+	tr := newTestTransport(t, c, Options{Cache: store})
+	check := func(when string, tr *Transport) {
+		t.Helper()
+		info, err := tr.Robots(context.Background(), s.URL+"/x")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if got := strings.Join(info.Sitemaps, " "); got != want {
+			t.Errorf("%s: Sitemaps %q, want %q", when, got, want)
+		}
+	}
+	check("fetched", tr)
+	check("loaded from the store", newTestTransport(t, c, Options{Cache: store}))
+	c.Advance(DefaultFreshness)
+	check("revalidated", tr)
+	if got := cdn.pageHits.Load(); got != 2 {
+		t.Errorf("the CDN was asked %d times, want 2 (a fetch and a revalidation)", got)
+	}
+}
+
 // TestRobotsOfRobotsTxtURL checks that Robots fetches the robots.txt of
 // a URL that names /robots.txt itself: only a request for it is exempt
 // from waiting for the fetch.
@@ -248,13 +311,13 @@ func TestRobotsOfRobotsTxtURL(t *testing.T) {
 	}
 }
 
-// TestRefreshPanicRecovered checks the refresher's last line of defence:
-// a panic in its own work (here the clock's, on the refresh's first
+// TestRenewalPanicRecovered checks the renewal's last line of defence:
+// a panic in its own work (here the clock's, on the renewal's first
 // reading of it) makes the origin unreachable for that fetch, with a
 // back-off, and the state it falls back to parses nothing, since the
 // parser may be what panicked: it keeps the earlier parse of the same
 // body and holds none for another.
-func TestRefreshPanicRecovered(t *testing.T) {
+func TestRenewalPanicRecovered(t *testing.T) {
 	c := newClock()
 	var reads atomic.Int64
 	now := func() time.Time {
@@ -265,13 +328,16 @@ func TestRefreshPanicRecovered(t *testing.T) {
 	}
 	cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
 	base := rtFunc(func(*http.Request) (*http.Response, error) {
-		t.Error("the refresh fetched after a panic")
+		t.Error("the renewal fetched after a panic")
 		return nil, errors.New("unexpected")
 	})
-	r := newRefresher(&cfg, NewMemoryCache(16, DefaultCacheBytes), base, now, c.Sleep, &counters{})
+	var cache robotsCache
+	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), base, now, c.Sleep, &counters{})
 	body := []byte(privateRobots)
-	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, nil)
-	st := r.refresh(context.Background(), "http://site.example", prev)
+	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, parsedBody{body, policy.Parse(body)})
+	o := cache.originFor(originID{host: "site.example"})
+	o.st.Store(prev)
+	st := cache.renew(context.Background(), o)
 	switch {
 	case st.rec.Outcome != Unreachable || !st.rec.RetryAt.After(c.Now()):
 		t.Errorf("record %+v; want unreachable with a back-off", st.rec)
@@ -281,8 +347,8 @@ func TestRefreshPanicRecovered(t *testing.T) {
 		t.Errorf("the good copy was parsed again; want the earlier parse of the same body")
 	}
 
-	other := unparsedState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev)
+	other := newState(record{Outcome: Unreachable, Good: &record{Outcome: Parsed, Body: []byte("User-agent: *\nDisallow: /\n")}}, errors.New("panic"), prev.parsed())
 	if other.robots != nil {
-		t.Errorf("a body the earlier state did not parse was parsed after a panic")
+		t.Errorf("a body the earlier state did not parse was given its parse")
 	}
 }

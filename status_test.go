@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -259,6 +260,63 @@ func TestStatus3xx(t *testing.T) {
 		tr := newTestTransport(t, newClock(), Options{MaxRedirects: -1})
 		if err := tr.Check(context.Background(), srv.URL+"/private"); err != nil || hits.Load() != 1 {
 			t.Errorf("Check(/private) = %v after %d requests, want allowed (unavailable) after 1", err, hits.Load())
+		}
+	})
+	t.Run("redirect to a non-http URL is not followed", func(t *testing.T) {
+		// The base answers the robots.txt with a redirect to an FTP URL
+		// and fails anything else, as http.Transport fails an ftp URL:
+		// following the redirect would make the origin unreachable.
+		var mu sync.Mutex
+		var asked []string
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			asked = append(asked, r.URL.String())
+			mu.Unlock()
+			if r.URL.Scheme != "http" {
+				return nil, fmt.Errorf("unsupported protocol scheme %q", r.URL.Scheme)
+			}
+			h := http.Header{"Location": {"ftp://files.example/robots.txt"}}
+			return &http.Response{StatusCode: http.StatusMovedPermanently, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		c := newClock()
+		tr := NewTransport(base, Options{UserAgent: "ExampleBot", Now: c.Now, Sleep: c.Sleep, MinDelay: -1})
+		if err := tr.Check(context.Background(), "http://site.example/private"); err != nil {
+			t.Errorf("Check(/private) = %v, want allowed: a robots.txt not reached is unavailable", err)
+		}
+		info, err := tr.Robots(context.Background(), "http://site.example/")
+		if err != nil || info.Outcome != Unavailable || info.StatusCode != http.StatusMovedPermanently {
+			t.Errorf("Robots = %v (status %d), %v; want unavailable on the 301", info.Outcome, info.StatusCode, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) != 1 || asked[0] != "http://site.example/robots.txt" {
+			t.Errorf("the base was asked for %q, want only http://site.example/robots.txt", asked)
+		}
+	})
+	t.Run("Host override not carried to another host", func(t *testing.T) {
+		// The URL's server answers for the overriding site with a
+		// redirect to another server, which must be asked for its own
+		// name: the override names the first server only.
+		var otherHost atomic.Value
+		other := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+			otherHost.Store(r.Host)
+			io.WriteString(w, "User-agent: *\nDisallow: /moved-rules\n")
+		})
+		first := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.Host != "victim.example" {
+				t.Errorf("the first server was asked with Host %q, want the override", r.Host)
+			}
+			http.Redirect(w, r, other.URL+"/robots.txt", http.StatusMovedPermanently)
+		})
+		tr := newTestTransport(t, newClock(), Options{})
+		req, _ := http.NewRequest(http.MethodGet, first.URL+"/moved-rules/page", nil)
+		req.Host = "victim.example"
+		if _, err := tr.RoundTrip(req); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("RoundTrip = %v, want refused by the redirect target's rules", err)
+		}
+		want := strings.TrimPrefix(other.URL, "http://")
+		if got, _ := otherHost.Load().(string); got != want {
+			t.Errorf("the redirect target was asked with Host %q, want its own %q", got, want)
 		}
 	})
 	t.Run("redirect without Location is unavailable", func(t *testing.T) {

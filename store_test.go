@@ -12,27 +12,32 @@ import (
 	"time"
 )
 
-// fleetStore is an in-memory Cache with the fleet capabilities (Leaser and
-// Swapper), as a Redis store provides them, with hooks for a test to play
-// another process.
+// fleetStore is an in-memory FleetStore, as a Redis store provides one,
+// with hooks for a test to play another process. Records are kept under
+// their plain keys (recordKeyOf), so that Get and Set reach them too.
 type fleetStore struct {
 	// The hooks are set before the store is first used and called
 	// without mu held, so that they may use the store.
 	onGet   func(key string)
 	onSwap  func(key string) bool // false: fail this swap
-	onLease func(key string)
+	onLease func(origin OriginKey)
 
 	// mu protects the fields below.
 	mu       sync.Mutex
 	data     map[string][]byte
-	leases   map[string]string // key -> token
+	leases   map[OriginKey]string // origin -> token
 	leaseErr error
 	swaps    int
+	last     map[OriginKey]time.Time // each origin's last slot
+	paused   map[OriginKey]time.Time
 }
 
 func newFleetStore() *fleetStore {
-	return &fleetStore{data: map[string][]byte{}, leases: map[string]string{}}
+	return &fleetStore{data: map[string][]byte{}, leases: map[OriginKey]string{}, last: map[OriginKey]time.Time{}, paused: map[OriginKey]time.Time{}}
 }
+
+// recordKeyOf is the plain key of origin's record.
+func recordKeyOf(origin OriginKey) string { return plainKey(RecordKey{Origin: origin}) }
 
 func (s *fleetStore) Get(key string) ([]byte, bool) {
 	if s.onGet != nil {
@@ -56,52 +61,91 @@ func (s *fleetStore) Delete(key string) {
 	delete(s.data, key)
 }
 
-func (s *fleetStore) Lease(_ context.Context, key, token string, _ time.Duration) (bool, error) {
+func (s *fleetStore) Load(_ context.Context, key RecordKey) ([]byte, bool, error) {
+	v, ok := s.Get(plainKey(key))
+	return v, ok, nil
+}
+
+func (s *fleetStore) Swap(_ context.Context, key RecordKey, old, new []byte) (bool, error) {
+	k := plainKey(key)
+	s.mu.Lock()
+	s.swaps++
+	s.mu.Unlock()
+	if s.onSwap != nil && !s.onSwap(k) {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.data[k]
+	if old == nil && ok || old != nil && (!ok || !bytes.Equal(cur, old)) {
+		return false, nil
+	}
+	s.data[k] = new
+	return true, nil
+}
+
+func (s *fleetStore) Lease(_ context.Context, origin OriginKey, token string, _ time.Duration) (bool, error) {
 	if s.onLease != nil {
-		s.onLease(key)
+		s.onLease(origin)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leaseErr != nil {
 		return false, s.leaseErr
 	}
-	if _, held := s.leases[key]; held {
+	if _, held := s.leases[origin]; held {
 		return false, nil
 	}
-	s.leases[key] = token
+	s.leases[origin] = token
 	return true, nil
 }
 
-func (s *fleetStore) Unlease(_ context.Context, key, token string) error {
+func (s *fleetStore) Unlease(_ context.Context, origin OriginKey, token string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.leases[key] == token {
-		delete(s.leases, key)
+	if s.leases[origin] == token {
+		delete(s.leases, origin)
 	}
 	return nil
 }
 
-func (s *fleetStore) Swap(_ context.Context, key string, old, new []byte) (bool, error) {
-	s.mu.Lock()
-	s.swaps++
-	s.mu.Unlock()
-	if s.onSwap != nil && !s.onSwap(key) {
-		return false, nil
-	}
+func (s *fleetStore) ReserveSlot(_ context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.data[key]
-	if old == nil && ok || old != nil && (!ok || !bytes.Equal(cur, old)) {
-		return false, nil
+	at := latest(req.Now, req.NotBefore, s.paused[origin])
+	if last, ok := s.last[origin]; ok {
+		at = latest(at, last.Add(req.Interval))
 	}
-	s.data[key] = new
-	return true, nil
+	if !req.Limit.IsZero() && at.After(req.Limit) {
+		return Slot{At: at, Members: 1}, nil
+	}
+	s.last[origin] = at
+	return Slot{At: at, Reserved: true, Members: 1}, nil
 }
 
-var (
-	_ Leaser  = (*fleetStore)(nil)
-	_ Swapper = (*fleetStore)(nil)
-)
+func (s *fleetStore) CancelSlot(_ context.Context, origin OriginKey, at time.Time, interval time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last[origin].Equal(at) {
+		s.last[origin] = at.Add(-interval)
+	}
+	return nil
+}
+
+func (s *fleetStore) Pause(_ context.Context, origin OriginKey, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paused[origin] = latest(s.paused[origin], until)
+	return nil
+}
+
+func (s *fleetStore) PausedUntil(_ context.Context, origin OriginKey) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paused[origin], nil
+}
+
+var _ FleetStore = (*fleetStore)(nil)
 
 // TestFleetLease checks that a transport finding another process's lease
 // on an origin waits for that process's record instead of fetching, and
@@ -113,8 +157,8 @@ func TestFleetLease(t *testing.T) {
 		c := newClock()
 		store := newFleetStore()
 		origin, _ := originOfString(s.URL)
-		key := recordKey(origin)
-		store.leases[key] = "another process"
+		key := recordKeyOf(origin)
+		store.leases[origin] = "another process"
 		gets := 0
 		store.onGet = func(k string) {
 			if k != key {
@@ -124,7 +168,7 @@ func TestFleetLease(t *testing.T) {
 				// The other process stores its fetch and lets go.
 				rec := freshRecord(c.Now())
 				store.Set(key, rec.encode())
-				store.Unlease(context.Background(), key, "another process")
+				store.Unlease(context.Background(), origin, "another process")
 			}
 		}
 		tr := newTestTransport(t, c, Options{Cache: store})
@@ -155,11 +199,11 @@ func TestFleetLease(t *testing.T) {
 		s := newSite(t, serve(200, "User-agent: *\nDisallow: /\n"))
 		c := newClock()
 		store := newFleetStore()
-		store.onLease = func(k string) {
+		store.onLease = func(origin OriginKey) {
 			// The previous holder saves and lets go between this
 			// transport's load and its lease.
 			rec := freshRecord(c.Now())
-			store.Set(k, rec.encode())
+			store.Set(recordKeyOf(origin), rec.encode())
 		}
 		tr := newTestTransport(t, c, Options{Cache: store})
 		if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
@@ -192,7 +236,7 @@ func TestFleetSwapMerges(t *testing.T) {
 	c := newClock()
 	store := newFleetStore()
 	origin, _ := originOfString(s.URL)
-	key := recordKey(origin)
+	key := recordKeyOf(origin)
 	raced := false
 	store.onSwap = func(k string) bool {
 		if raced {
@@ -212,6 +256,63 @@ func TestFleetSwapMerges(t *testing.T) {
 	}
 	if store.swaps < 2 {
 		t.Errorf("%d swaps, want a retry after the lost race", store.swaps)
+	}
+}
+
+// plainCache is an httpcache.Cache and nothing more (no compare-and-swap),
+// with a hook run after each Get for a test to play another writer.
+type plainCache struct {
+	*MemoryCache
+	afterGet func(key string)
+}
+
+func (c plainCache) Get(key string) ([]byte, bool) {
+	v, ok := c.MemoryCache.Get(key)
+	if c.afterGet != nil {
+		c.afterGet(key)
+	}
+	return v, ok
+}
+
+// TestPlainCacheSaveMerges checks that a save to a Cache without
+// compare-and-swap merges with what another writer stored since this
+// transport loaded the record: the outage recorded here keeps the good
+// copy the other stored meanwhile.
+func TestPlainCacheSaveMerges(t *testing.T) {
+	s := newSite(t, serve(503, ""))
+	c := newClock()
+	origin, _ := originOfString(s.URL)
+	key := recordKeyOf(origin)
+	cache := plainCache{MemoryCache: NewMemoryCache(100, 1<<20)}
+	raced := false
+	cache.afterGet = func(k string) {
+		if k != key || raced {
+			return
+		}
+		// Right after this transport finds no record, another writer
+		// stores its good copy.
+		raced = true
+		good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}
+		cache.Set(k, good.encode())
+	}
+	tr := newTestTransport(t, c, Options{Cache: cache, FallbackAfter: time.Hour})
+	if err := tr.Check(context.Background(), s.URL+"/x"); !errors.Is(err, ErrDisallowed) {
+		t.Fatalf("Check = %v, want refused as unreachable", err)
+	}
+	raw, _ := cache.MemoryCache.Get(key)
+	rec, err := decodeRecord(raw)
+	if err != nil || rec.Outcome != Unreachable || rec.Good == nil || string(rec.Good.Body) != privateRobots {
+		t.Errorf("stored %+v, %v; want the outage with the other writer's good copy", rec, err)
+	}
+	// Once the outage is long enough, the other writer's copy decides,
+	// as this transport holds it parsed.
+	c.Advance(time.Hour)
+	var de *DisallowedError
+	if err := tr.Check(context.Background(), s.URL+"/private/x"); !errors.As(err, &de) || de.Rule == nil {
+		t.Errorf("after the fallback: /private/x %v, want refused by the other writer's rule", err)
+	}
+	if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
+		t.Errorf("after the fallback: /public %v, want allowed", err)
 	}
 }
 
@@ -273,13 +374,13 @@ func TestNewerRecordKept(t *testing.T) {
 	store := newFleetStore()
 	origin, _ := originOfString(s.URL)
 	newer := []byte("robots-record v3\n{}")
-	store.Set(recordKey(origin), newer)
+	store.Set(recordKeyOf(origin), newer)
 	deleted := false
 	tr := newTestTransport(t, newClock(), Options{Cache: deleteSpy{store, &deleted}})
 	if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 		t.Errorf("Check: %v", err)
 	}
-	if raw, _ := store.Get(recordKey(origin)); deleted || !bytes.Equal(raw, newer) {
+	if raw, _ := store.Get(recordKeyOf(origin)); deleted || !bytes.Equal(raw, newer) {
 		t.Errorf("the newer record was deleted or overwritten: %q", raw)
 	}
 }

@@ -117,21 +117,18 @@ func FuzzTarget(f *testing.F) {
 		if tg.uri == "" {
 			t.Fatalf("%q: empty request-URI", raw)
 		}
-		key := tg.id.key()
-		if idOf(key) != tg.id {
-			t.Fatalf("%q: key %q does not give back its id", raw, key)
-		}
+		key := string(tg.id.key())
 		if strings.Count(key, "|") > 1 {
 			t.Fatalf("%q: key %q", raw, key)
 		}
 		// The robots.txt is fetched from the address the request is sent
 		// to, whatever site it names.
-		robotsURL, vhost, err := robotsURLOf(key)
-		dial, err2 := originOf(u)
-		if err != nil || err2 != nil {
-			t.Fatalf("%q: key %q: robotsURLOf: %v; originOf: %v", raw, key, err, err2)
+		robotsURL, vhost := tg.id.robotsURL()
+		dial, err := identify(u, "")
+		if err != nil {
+			t.Fatalf("%q: key %q: identify: %v", raw, key, err)
 		}
-		want, _ := url.Parse(dial + "/robots.txt")
+		want, _ := url.Parse(string(dial.key()) + "/robots.txt")
 		if robotsURL.String() != want.String() || robotsURL.Host != want.Host || strings.Contains(key, "|") != (vhost != "") {
 			t.Fatalf("%q: key %q gives %q (host %q), Host %q; want %q (host %q)", raw, key, robotsURL, robotsURL.Host, vhost, want, want.Host)
 		}

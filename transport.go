@@ -6,26 +6,31 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+
+	"github.com/crawlkit/robots/internal/target"
 )
 
 // Transport is an http.RoundTripper that sends a request only when the
 // robots.txt of its origin allows it, and no sooner than the origin's
-// politeness delay. It wires the owners of the work, in the order a
-// request meets them: its target on the wire (target.go), its origin and
-// the origin's robots state in the origin table (origins.go), which has
-// the refresher renew a due state (refresh.go, from the store in
-// store.go, the fetcher in fetcher.go and the records' state machine in
-// record.go), the decision (decide.go), the politeness wait (pacer.go)
-// and the send (send.go). The zero Transport works like
-// NewTransport(nil, Options{}). It is safe for concurrent use.
+// politeness delay. For each request it finds the site whose robots.txt
+// applies and the request-URI the server will see, has the robots cache
+// give that origin's robots state (fetched once per origin, shared by all
+// goroutines), decides every form of the request-URI a server may serve,
+// waits for the origin's politeness slot and sends. The zero Transport
+// works like NewTransport(nil, Options{}). It is safe for concurrent use.
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
 
 	base    http.RoundTripper
 	cfg     config
-	origins originTable
+	origins robotsCache
 	decider decider
 	pacer   pacer
 	stats   counters
@@ -58,8 +63,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
-	refresher := newRefresher(&c, cache, base, now, sleep, &t.stats)
-	t.origins.init(c.maxOrigins, c.maxRobotsBytes, refresher, now)
+	t.origins.init(&c, cache, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
 }
@@ -77,25 +81,32 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	ctx := req.Context()
+	// The request as it goes out, prepared before it waits so that the
+	// wait is the last thing before sending.
+	out := outbound(ctx, req, t.cfg.userAgent)
 	o, err := t.admit(ctx, req)
-	switch {
-	case err != nil:
+	if err != nil {
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
-	case o == nil:
-		// Not http or https: robots.txt does not govern it, but the base
-		// is held to its contract all the same.
-		return send(t.base, req)
 	}
-	t.stats.sent.Add(1)
-	resp, err := send(t.base, outbound(ctx, req, t.cfg.userAgent))
+	// Without an origin the scheme is not http or https: robots.txt does
+	// not govern the request, but the base is held to its contract all
+	// the same.
+	if o == nil {
+		out = req
+	} else {
+		t.stats.sent.Add(1)
+	}
+	resp, err := send(t.base, out)
 	if err != nil {
 		return nil, err
 	}
-	t.pacer.pause(ctx, o, resp)
+	if o != nil {
+		t.pacer.pause(ctx, o, resp)
+	}
 	return resp, nil
 }
 
@@ -116,7 +127,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 	if err != nil {
 		return nil, err
 	}
-	o := t.origins.lookupTarget(&tg)
+	o := t.origins.originFor(tg.id)
 	// The wait for the politeness slot may outlast the robots state
 	// decided on: the request is then decided once more, on a fresh state,
 	// and sent without waiting again, so that nothing goes out on a stale
@@ -154,20 +165,21 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 // politeness slot or sending anything: nil when it is allowed, a
 // *DisallowedError when robots.txt refuses it, or the context's error. It
 // fetches the origin's robots.txt if it is not already held, so that a
-// crawl frontier can schedule by it. Check returns nil for a URL whose
-// scheme is not http or https, since RoundTrip passes those through, and
-// an error for one without a scheme or without a host.
+// crawl frontier can schedule by it. A URL that robots.txt does not
+// govern, whose scheme is not http or https, gets an error matching
+// ErrNotHTTP, as from Robots (RoundTrip passes such a request to the base
+// unchecked); so does a URL without a scheme or without a host.
 func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	t.init()
-	u, err := parseAbsolute(rawURL)
-	if err != nil || !isHTTP(u.Scheme) {
+	u, err := parseHTTP(rawURL)
+	if err != nil {
 		return err
 	}
 	tg, err := targetFor(u, "")
 	if err != nil || tg.robotsTxt {
 		return err
 	}
-	o := t.origins.lookupTarget(&tg)
+	o := t.origins.originFor(tg.id)
 	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	if err != nil {
 		return err
@@ -176,17 +188,24 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	return err
 }
 
-// parseAbsolute parses rawURL, which must have a scheme and, for http and
-// https, a host: a relative reference names no origin to decide for.
-func parseAbsolute(rawURL string) (*url.URL, error) {
+// ErrNotHTTP is what Check and Robots return, wrapped, for a URL that is
+// not an absolute http or https URL with a host: no robots.txt governs it.
+var ErrNotHTTP = errors.New("robots: not an http or https URL")
+
+// parseHTTP parses rawURL, which must be an absolute http or https URL
+// with a host: a relative reference names no origin to decide for, and
+// robots.txt governs no other scheme.
+func parseHTTP(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("robots: invalid URL: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
 	case u.Scheme == "":
-		return nil, fmt.Errorf("robots: %q is not an absolute URL: it has no scheme", rawURL)
-	case isHTTP(u.Scheme) && u.Host == "":
-		return nil, fmt.Errorf("robots: %q has no host", u.Redacted())
+		return nil, fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, rawURL)
+	case !isHTTP(u.Scheme):
+		return nil, fmt.Errorf("%w: %q: robots.txt does not govern %s URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
+	case u.Host == "":
+		return nil, fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
 	}
 	return u, nil
 }
@@ -204,4 +223,233 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// wireTarget is the request a server will see, as net/http puts it on the
+// wire: the site whose robots.txt applies and the request-URI forms the
+// server may serve for it. Deciding anything else lets a request reach a
+// resource its robots.txt disallows.
+type wireTarget struct {
+	// url is the request's own URL.
+	url *url.URL
+	// id identifies the origin whose robots.txt applies: url's own, or a
+	// site other than the one url's host names (a Host override or an
+	// absolute-form request-URI), reached at url's address.
+	id originID
+	// uri is the request-URI as sent, path escaped as Go escapes it on the
+	// wire, query included.
+	uri string
+	// robotsTxt reports that uri asks for /robots.txt itself, which is
+	// always allowed.
+	robotsTxt bool
+	// header is the request's header, nil for Check and Robots: its
+	// User-Agent names the crawler when Options does not.
+	header http.Header
+}
+
+// isHTTP reports whether scheme is one that robots.txt governs.
+func isHTTP(scheme string) bool {
+	return scheme == "http" || scheme == "https" ||
+		strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+}
+
+// errBadHost is the error for a Host override that net/http would rewrite
+// or a server could read as another site.
+var errBadHost = errors.New("robots: request Host is not an ASCII host[:port]")
+
+// targetOf returns the wire target of req. A req.Host that names another
+// site than req.URL's host makes that site's robots.txt apply, fetched
+// from req.URL's address with the same Host header; an absolute-form
+// Opaque ("//host/path", the idiom net/http documents for sending a path
+// as is) names its own site and path, since a server takes them over the
+// Host header (RFC 9112 section 3.2.2).
+func targetOf(req *http.Request) (wireTarget, error) {
+	tg, err := targetFor(req.URL, req.Host)
+	tg.header = req.Header
+	return tg, err
+}
+
+// targetFor is targetOf for u sent with the Host header host ("" for
+// u.Host).
+func targetFor(u *url.URL, host string) (wireTarget, error) {
+	tg := wireTarget{url: u}
+	site := ""
+	switch {
+	case strings.HasPrefix(u.Opaque, "//"):
+		authority, path, _ := strings.Cut(u.Opaque[2:], "/")
+		if authority == "" || strings.ContainsAny(authority, "@?#") {
+			return tg, fmt.Errorf("robots: request-URI %q has no plain host", u.Opaque)
+		}
+		site = authority
+		tg.uri = "/" + path
+		if u.ForceQuery || u.RawQuery != "" {
+			tg.uri += "?" + u.RawQuery
+		}
+	default:
+		// Go writes the path in EscapedPath's form (or Opaque as is), so
+		// that is what the server decides on and the rules must match.
+		tg.uri = u.RequestURI()
+	}
+	tg.robotsTxt = target.IsRobotsTxt(tg.uri)
+	if site == "" && host != "" && host != u.Host {
+		site = host
+	}
+	var err error
+	tg.id, err = identify(u, site)
+	return tg, err
+}
+
+// errNoHost is returned for an http or https URL without a host.
+var errNoHost = errors.New("robots: URL has no host")
+
+// identify returns the id of the origin whose robots.txt governs a
+// request for u sent to the site site ("" for u's own): a site other than
+// u's origin is reached at u's address. A URL that spells its origin
+// canonically (canonicalHost), as most do, gives it without building a
+// string.
+func identify(u *url.URL, site string) (originID, error) {
+	id := originID{https: strings.EqualFold(u.Scheme, "https"), host: u.Host}
+	if !canonicalHost(u) {
+		var err error
+		if id.host, err = canonicalOrigin(u); err != nil {
+			return id, err
+		}
+	}
+	if site == "" {
+		return id, nil
+	}
+	if !validHost(site) {
+		return id, fmt.Errorf("%w: %q", errBadHost, site)
+	}
+	named, err := canonicalOrigin(&url.URL{Scheme: u.Scheme, Host: site})
+	if err != nil {
+		return id, err
+	}
+	if named != id.host {
+		id.host, id.addr = named, id.host
+	}
+	return id, nil
+}
+
+// validHost reports whether h is a host[:port] of printable ASCII that
+// reads back, as the authority of a request-URI, as exactly that host:
+// net/http would punycode a non-ASCII Host and cut one at a "/", so
+// either would send another site's name than the one decided.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if h[i] <= ' ' || h[i] >= 0x7f {
+			return false
+		}
+	}
+	u, err := url.ParseRequestURI("http://" + h)
+	return err == nil && u.Host == h && u.User == nil && u.Path == "" && u.Hostname() != ""
+}
+
+// canonicalOrigin returns the host[:port] of the origin whose robots.txt
+// governs u: lower-cased, a trailing dot folded ("site.example." is
+// "site.example"), an internationalised host in its ASCII lookup form and
+// a default port dropped, so that every spelling of one origin shares one
+// robots.txt.
+func canonicalOrigin(u *url.URL) (string, error) {
+	scheme := strings.ToLower(u.Scheme)
+	host := u.Hostname()
+	if strings.Contains(host, ":") {
+		host = "[" + strings.ToLower(host) + "]"
+	} else {
+		var err error
+		if host, err = asciiHost(host); err != nil {
+			return "", err
+		}
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return "", fmt.Errorf("robots: invalid port %q", p)
+		}
+		if !(scheme == "http" && n == 80 || scheme == "https" && n == 443) {
+			host += ":" + strconv.FormatUint(n, 10)
+		}
+	}
+	return host, nil
+}
+
+// asciiHost returns host as DNS and the Host header see it: a trailing dot
+// folded, lower-cased, and a non-ASCII name in the ASCII form of the IDNA
+// lookup profile (UTS #46, RFC 5891 section 5).
+func asciiHost(host string) (string, error) {
+	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return "", errNoHost
+	}
+	if !utf8.ValidString(host) {
+		return "", fmt.Errorf("robots: host %q is not valid UTF-8", host)
+	}
+	ascii := true
+	for i := 0; i < len(host) && ascii; i++ {
+		ascii = host[i] < utf8.RuneSelf
+	}
+	if ascii {
+		// Lower-casing is all the lookup profile does to an ASCII name,
+		// and skipping it keeps names it would reject (an underscore)
+		// reachable, as net/http keeps them.
+		return strings.ToLower(host), nil
+	}
+	a, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", fmt.Errorf("robots: host %q: %w", host, err)
+	}
+	return strings.TrimSuffix(a, "."), nil
+}
+
+// canonicalHost reports whether u already spells its origin as
+// canonicalOrigin would: a lower-case http or https scheme, a host of
+// lower-case ASCII letters, digits, '.' and '-' without a trailing dot,
+// and no port or one without leading zeros that is not the scheme's
+// default.
+func canonicalHost(u *url.URL) bool {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return false
+	}
+	host, port, hasPort := u.Host, "", false
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host, port, hasPort = host[:i], host[i+1:], true
+	}
+	if host == "" || host[len(host)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	if hasPort {
+		n := 0
+		for i := 0; i < len(port); i++ {
+			if c := port[i]; '0' <= c && c <= '9' && i < 5 {
+				n = n*10 + int(c-'0')
+			} else {
+				return false
+			}
+		}
+		if port == "" || port[0] == '0' || n > 65535 ||
+			u.Scheme == "http" && n == 80 || u.Scheme == "https" && n == 443 {
+			return false
+		}
+	}
+	return true
+}
+
+// outbound returns req as it is to be sent: req itself, or, when it
+// carries no User-Agent and the crawler has one, a clone carrying it, so
+// that the caller's request is never modified.
+func outbound(ctx context.Context, req *http.Request, userAgent string) *http.Request {
+	if _, ok := req.Header["User-Agent"]; ok || userAgent == "" {
+		return req
+	}
+	out := req.Clone(ctx)
+	if out.Header == nil {
+		out.Header = make(http.Header)
+	}
+	out.Header.Set("User-Agent", userAgent)
+	return out
 }

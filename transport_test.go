@@ -22,7 +22,7 @@ func TestOneFetchForManyRequests(t *testing.T) {
 	const n = 10000
 	release := make(chan struct{})
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		<-release
+		hold(r, release)
 		io.WriteString(w, privateRobots)
 	})
 	base := &http.Transport{MaxConnsPerHost: 32}
@@ -40,12 +40,10 @@ func TestOneFetchForManyRequests(t *testing.T) {
 			}
 		})
 	}
-	started.Wait()
-	for s.robotsHits.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitGroup(t, &started, "every request to start")
+	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
 	close(release)
-	done.Wait()
+	waitGroup(t, &done, "every request to finish")
 	if got := s.robotsHits.Load(); got != 1 {
 		t.Errorf("%d robots.txt requests, want 1", got)
 	}
@@ -60,30 +58,23 @@ func TestOneFetchForManyRequests(t *testing.T) {
 func TestCancelledWaiterLeavesFetch(t *testing.T) {
 	release := make(chan struct{})
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		<-release
+		hold(r, release)
 		io.WriteString(w, privateRobots)
 	})
 	tr := newTestTransport(t, newClock(), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { first <- tr.Check(ctx, s.URL+"/private") }()
-	for s.robotsHits.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
 	second := make(chan error, 1)
 	go func() { second <- tr.Check(context.Background(), s.URL+"/private") }()
 	cancel()
-	select {
-	case err := <-first:
-		if err != context.Canceled {
-			t.Errorf("cancelled caller got %v, want context.Canceled itself", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("cancelled caller still waiting for the fetch")
+	if err := recv(t, first, "the cancelled caller to return"); err != context.Canceled {
+		t.Errorf("cancelled caller got %v, want context.Canceled itself", err)
 	}
 	close(release)
 	var de *DisallowedError
-	if err := <-second; !errors.As(err, &de) || de.Rule == nil {
+	if err := recv(t, second, "the other caller's decision"); !errors.As(err, &de) || de.Rule == nil {
 		t.Errorf("other caller got %v, want refused by the rule of the fetch the cancelled caller started", err)
 	}
 	if got := s.robotsHits.Load(); got != 1 {
@@ -354,10 +345,7 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 	var once sync.Once
 	slow := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		once.Do(func() { close(fetching) })
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
+		hold(r, release)
 	})
 	defer close(release)
 	paced := newSite(t, serve(200, "User-agent: *\nCrawl-delay: 3600\n"))
@@ -369,7 +357,7 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 	// The paced origin's second request parks in Sleep until the test ends.
 	tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
 		close(slept)
-		<-ctx.Done()
+		holdCtx(ctx, nil)
 		return ctx.Err()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -382,8 +370,8 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, paced.URL+"/second", nil)
 		tr.RoundTrip(req)
 	}()
-	<-slept
-	<-fetching
+	recv(t, slept, "the paced origin's second request to wait")
+	recv(t, fetching, "the slow origin's robots.txt fetch to start")
 	done := make(chan error, 1)
 	go func() {
 		for i := range 100 {
@@ -394,15 +382,10 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 		}
 		done <- nil
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("request to a free origin: %v", err)
-		}
-	case <-time.After(time.Minute):
-		// A generous ceiling: only a lock shared between origins could
-		// hold 100 requests to a local server this long.
-		t.Fatal("requests to a free origin waited on the other origins")
+	// waitCeiling is a generous ceiling: only a lock shared between
+	// origins could hold 100 requests to a local server this long.
+	if err := recv(t, done, "100 requests to a free origin while the others wait"); err != nil {
+		t.Fatalf("request to a free origin: %v", err)
 	}
 	if got := free.pageHits.Load(); got != 100 {
 		t.Errorf("free origin served %d pages, want 100", got)

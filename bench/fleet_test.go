@@ -128,8 +128,9 @@ func BenchmarkStoreReserveSlot(b *testing.B) {
 	now := time.Now()
 	for b.Loop() {
 		// Each slot one interval after the last, as a crawl at full pace.
-		if _, ok, err := store.ReserveSlot(ctx, "https://www.example.com:443", now, time.Microsecond, time.Time{}); err != nil || !ok {
-			b.Fatal(ok, err)
+		req := robots.SlotRequest{Member: "bench", Now: now, Interval: time.Microsecond}
+		if slot, err := store.ReserveSlot(ctx, "https://www.example.com:443", req); err != nil || !slot.Reserved {
+			b.Fatal(slot, err)
 		}
 	}
 }

@@ -24,11 +24,8 @@ import (
 	"github.com/crawlkit/robots/redisstore"
 )
 
-// The fleet capabilities the transport looks for on its Cache.
-var (
-	_ robots.Leaser  = (*redisstore.Store)(nil)
-	_ robots.Swapper = (*redisstore.Store)(nil)
-)
+// A Store wrapped to watch its slots is still a FleetStore.
+var _ robots.FleetStore = loggingStore{}
 
 const siteRobots = "User-agent: *\nDisallow: /private\n"
 
@@ -40,6 +37,10 @@ type site struct {
 	robots atomic.Int64
 	// status is the status robots.txt is answered with.
 	status atomic.Int64
+	// gate, when set before the first request, holds every page request
+	// until it is closed; held counts the requests it holds or held.
+	gate chan struct{}
+	held atomic.Int64
 
 	// mu protects arrivals.
 	mu       sync.Mutex
@@ -59,6 +60,10 @@ func newSite(t *testing.T) *site {
 		s.mu.Lock()
 		s.arrivals = append(s.arrivals, time.Now())
 		s.mu.Unlock()
+		if s.gate != nil {
+			s.held.Add(1)
+			<-s.gate
+		}
 		io.WriteString(w, "page")
 	}))
 	t.Cleanup(s.srv.Close)
@@ -85,6 +90,23 @@ func (s *site) pages() []time.Time {
 type member struct {
 	store  *redisstore.Store
 	client *http.Client
+}
+
+// waitCeiling bounds every wait of these tests, a request included:
+// generous, so that only a defect, never a loaded machine, reaches it.
+const waitCeiling = time.Minute
+
+// eventually polls cond until it holds, failing t with what it waited for
+// once waitCeiling has passed.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitCeiling)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // healthyTimeout is the store Timeout of tests in which Redis does not
@@ -155,7 +177,9 @@ func crawl(t *testing.T, members []*member, sites []*site, n int) {
 				if i%5 == 0 {
 					path = fmt.Sprintf("/private/%d", i)
 				}
-				if got := m.get(context.Background(), sites[i%len(sites)].srv.URL+path); got != want(path) {
+				ctx, cancel := context.WithTimeout(context.Background(), waitCeiling)
+				defer cancel()
+				if got := m.get(ctx, sites[i%len(sites)].srv.URL+path); got != want(path) {
 					t.Errorf("GET %s: %s; want %s", path, got, want(path))
 				}
 			})
@@ -234,7 +258,7 @@ func TestFleetLeaseholderReplaced(t *testing.T) {
 	holder := newMember(t, srv.Addr, robots.Options{}, redisstore.Options{})
 	const leaseTTL = 300 * time.Millisecond
 	// httptest's URL, "http://127.0.0.1:port", is already the origin key.
-	held, err := holder.store.Lease(context.Background(), "robots-record "+s.srv.URL, "a process that died", leaseTTL)
+	held, err := holder.store.Lease(context.Background(), robots.OriginKey(s.srv.URL), "a process that died", leaseTTL)
 	if err != nil || !held {
 		t.Fatalf("Lease = %v, %v", held, err)
 	}
@@ -256,33 +280,47 @@ func TestFleetLeaseholderReplaced(t *testing.T) {
 	}
 }
 
-// TestFleetRedisStops stops redis-server in the middle of a crawl: every
-// request still gets the decision robots.txt makes, nothing panics, and
-// once redis-server is back the fleet shares again.
+// TestFleetRedisStops stops redis-server in the middle of a crawl, while
+// requests are in flight (held at the sites until it is down): every
+// request still gets the decision robots.txt makes, nothing panics, the
+// members' store calls fail meanwhile, and once redis-server is back the
+// fleet shares again.
 func TestFleetRedisStops(t *testing.T) {
 	srv := redistest.Start(t)
 	sites := newSites(t, 10)
+	gate := make(chan struct{})
+	for _, s := range sites[:5] {
+		s.gate = gate
+	}
 	members := make([]*member, 4)
 	for i := range members {
+		// A stopped Redis refuses connections at once; a short Timeout
+		// would only take a loaded machine for an outage.
 		members[i] = newMember(t, srv.Addr, robots.Options{MinDelay: -1},
-			redisstore.Options{Timeout: 200 * time.Millisecond, Cooldown: -1})
+			redisstore.Options{Timeout: healthyTimeout, Cooldown: -1})
+	}
+	held := func() (n int64) {
+		for _, s := range sites[:5] {
+			n += s.held.Load()
+		}
+		return n
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { crawl(t, members, sites[:5], 400) })
-	wg.Go(func() {
-		// Stop while the crawl is under way, and keep crawling origins
-		// nobody has seen while it is down.
-		time.Sleep(20 * time.Millisecond)
-		srv.Stop()
-		crawl(t, members, sites[5:], 400)
-	})
+	// The sites hold the requests that reach them until redis-server is
+	// down, so the crawl is still running when it stops.
+	eventually(t, "requests to reach the sites", func() bool { return held() >= 10 })
+	srv.Stop()
+	close(gate)
+	// Keep crawling origins nobody has seen while it is down.
+	crawl(t, members, sites[5:], 400)
 	wg.Wait()
-	var fallbacks int64
+	var errs int64
 	for _, m := range members {
-		fallbacks += m.store.Stats().Fallbacks
+		errs += m.store.Stats().Errors
 	}
-	if fallbacks == 0 {
-		t.Error("no store call fell back while redis-server was down")
+	if errs == 0 {
+		t.Error("no store call failed while redis-server was down")
 	}
 
 	if err := srv.Restart(); err != nil {
@@ -302,17 +340,10 @@ func TestFleetRedisStops(t *testing.T) {
 // failed retries them in the background, about once a second.
 func awaitRedis(t *testing.T, s *redisstore.Store) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, "Redis to answer after its restart", func() bool {
 		_, err := s.Lease(context.Background(), "probe", "probe", time.Millisecond)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Redis still unavailable 10 s after its restart: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 // Environment of a worker process of TestFleetProcesses.
@@ -335,7 +366,9 @@ func TestFleetProcesses(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestFleetWorker$", "-test.count=1")
+			ctx, cancel := context.WithTimeout(t.Context(), 5*waitCeiling)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFleetWorker$", "-test.count=1")
 			cmd.Env = append(os.Environ(), workerRedisEnv+"="+srv.Addr, workerSitesEnv+"="+strings.Join(urls, " "))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("worker %d: %v\n%s", i, err, out)
@@ -428,12 +461,259 @@ type loggingStore struct {
 	log *slotLog
 }
 
-func (s loggingStore) ReserveSlot(ctx context.Context, origin string, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
-	at, ok, err := s.Store.ReserveSlot(ctx, origin, now, interval, limit)
-	if ok && err == nil {
+func (s loggingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
+	slot, err := s.Store.ReserveSlot(ctx, origin, req)
+	if slot.Reserved && err == nil {
 		s.log.mu.Lock()
-		s.log.slots = append(s.log.slots, at)
+		s.log.slots = append(s.log.slots, slot.At)
 		s.log.mu.Unlock()
 	}
-	return at, ok, err
+	return slot, err
+}
+
+// pacedMember is one process of a pacing test: one worker sending its
+// requests in turn, on a fake clock of its own that only its waits move,
+// so that the time a request leaves at, read from that clock, is exactly
+// the slot it was given, shared or its own.
+type pacedMember struct {
+	clock   *fakeclock.Clock
+	store   *redisstore.Store
+	tr      *robots.Transport
+	granted atomic.Int64 // slots the store granted
+
+	mu    sync.Mutex
+	sends []pacedSend
+}
+
+// pacedSend is one request a pacedMember sent.
+type pacedSend struct {
+	at     time.Time // on the member's clock
+	shared bool      // the slot came from the store
+}
+
+func newPacedMember(t *testing.T, addr string, delay time.Duration) *pacedMember {
+	// No retries: a call to a stopped Redis fails at once.
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { rc.Close() })
+	m := &pacedMember{clock: fakeclock.New()}
+	m.store = redisstore.New(rc, redisstore.Options{Timeout: healthyTimeout, Cooldown: -1})
+	m.tr = robots.NewTransport(m, robots.Options{
+		UserAgent: "ExampleBot",
+		MinDelay:  delay,
+		// A member that fails fast runs its clock days ahead; a renewal
+		// between a slot and its send would move the send off the slot.
+		Freshness: 100 * 365 * 24 * time.Hour,
+		Cache:     countingStore{Store: m.store, granted: &m.granted},
+		Now:       m.clock.Now,
+		Sleep:     m.clock.Sleep,
+	})
+	return m
+}
+
+// RoundTrip is the member's base: robots.txt allows everything, and every
+// other request is recorded at the member's time.
+func (m *pacedMember) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := "User-agent: *\nAllow: /\n"
+	if r.URL.Path != "/robots.txt" {
+		m.mu.Lock()
+		m.sends = append(m.sends, pacedSend{at: m.clock.Now()})
+		m.mu.Unlock()
+		body = "page"
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// run sends requests to url one after another until ctx ends.
+func (m *pacedMember) run(ctx context.Context, t *testing.T, url string) {
+	for i := 0; ctx.Err() == nil; i++ {
+		granted := m.granted.Load()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/%d", url, i), nil)
+		resp, err := m.tr.RoundTrip(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Errorf("request %d: %v", i, err)
+			}
+			return
+		}
+		resp.Body.Close()
+		m.mu.Lock()
+		m.sends[len(m.sends)-1].shared = m.granted.Load() > granted
+		m.mu.Unlock()
+	}
+}
+
+// sent returns the requests sent so far.
+func (m *pacedMember) sent() []pacedSend {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.sends)
+}
+
+// count returns how many of the requests sent from index from on were
+// paced by the store (shared) or by the member alone.
+func (m *pacedMember) count(from int, shared bool) int {
+	n := 0
+	for _, s := range m.sent()[min(from, len(m.sent())):] {
+		if s.shared == shared {
+			n++
+		}
+	}
+	return n
+}
+
+// countingStore is a Store that counts the slots it grants.
+type countingStore struct {
+	*redisstore.Store
+	granted *atomic.Int64
+}
+
+func (s countingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
+	slot, err := s.Store.ReserveSlot(ctx, origin, req)
+	if err == nil && slot.Reserved {
+		s.granted.Add(1)
+	}
+	return slot, err
+}
+
+// TestFleetPacingThroughOutage runs 3 members on one origin, each sending
+// one request after another, and kills redis-server mid-crawl, then
+// starts it again empty. Each member keeps at least the delay between its
+// own requests throughout; while Redis is down, each paces at the delay
+// times the 3 members it last saw, so that the fleet as a whole stays
+// within the delay; once Redis is back and empty, no member sends sooner
+// than its own last send plus the delay, and with no Cooldown the fleet's
+// shared slots are at least the delay apart from the first. Times are the
+// slots themselves, read from each member's fake clock.
+func TestFleetPacingThroughOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	const (
+		delay   = time.Second
+		members = 3
+		url     = "http://fleet.example"
+	)
+	fleet := make([]*pacedMember, members)
+	for i := range fleet {
+		fleet[i] = newPacedMember(t, srv.Addr, delay)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, m := range fleet {
+		wg.Go(func() { m.run(ctx, t, url) })
+	}
+	t.Cleanup(func() { stop(); wg.Wait() })
+	each := func(what string, from []int, shared bool) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("each member to send 3 requests %s", what), func() bool {
+			for i, m := range fleet {
+				if m.count(from[i], shared) < 3 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	marks := func() []int {
+		n := make([]int, members)
+		for i, m := range fleet {
+			n[i] = len(m.sent())
+		}
+		return n
+	}
+	each("on shared slots", make([]int, members), true)
+	srv.Stop()
+	each("paced alone while Redis is down", marks(), false)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	back := marks()
+	each("on shared slots again, Redis back and empty", back, true)
+	stop()
+	wg.Wait()
+
+	var alone, sharedAfter []time.Time
+	for i, m := range fleet {
+		sends := m.sent()
+		for k := 1; k < len(sends); k++ {
+			gap := sends[k].at.Sub(sends[k-1].at)
+			if gap < delay {
+				t.Errorf("member %d: requests %d (shared %v) and %d (shared %v) %v apart; want at least the delay %v",
+					i, k-1, sends[k-1].shared, k, sends[k].shared, gap, delay)
+			}
+			// Until the restart; after it, a call on a connection from
+			// before the outage may still fail, and the member then paces
+			// by the members it saw since, still no sooner than the delay.
+			if !sends[k].shared && k < back[i] && gap < members*delay {
+				t.Errorf("member %d: request %d, paced alone, %v after the one before; want at least %d members x %v",
+					i, k, gap, members, delay)
+			}
+		}
+		for k, s := range sends {
+			switch {
+			case !s.shared && k < back[i]:
+				alone = append(alone, s.at)
+			case s.shared && k >= back[i]:
+				sharedAfter = append(sharedAfter, s.at)
+			}
+		}
+		t.Logf("member %d: %d requests, %d shared before the outage, %d paced alone, %d shared after",
+			i, len(sends), m.count(0, true)-m.count(back[i], true), m.count(0, false), m.count(back[i], true))
+	}
+	slices.SortFunc(alone, time.Time.Compare)
+	if span := alone[len(alone)-1].Sub(alone[0]); len(alone) > int(span/delay)+members {
+		t.Errorf("while Redis was down the fleet sent %d requests in %v; want at most one a delay (%v), one more per member",
+			len(alone), span, delay)
+	}
+	slices.SortFunc(sharedAfter, time.Time.Compare)
+	for k := 1; k < len(sharedAfter); k++ {
+		if gap := sharedAfter[k].Sub(sharedAfter[k-1]); gap < delay {
+			t.Errorf("after Redis came back, shared slots %d and %d are %v apart; want at least the delay %v", k-1, k, gap, delay)
+		}
+	}
+}
+
+// TestFleetUnpacedHonoursStoredPause: in a fleet that does not space its
+// requests (MinDelay < 0, no Crawl-delay), a Retry-After one member was
+// given pauses the origin for every other member, which already knew the
+// origin and had seen no pause: a request that cannot wait that long fails
+// fast, unsent, and one that can waits for the pause's end.
+func TestFleetUnpacedHonoursStoredPause(t *testing.T) {
+	srv := redistest.Start(t)
+	var pages atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case "/busy":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			pages.Add(1)
+		}
+	}))
+	t.Cleanup(site.Close)
+	clock := fakeclock.New()
+	opts := robots.Options{MinDelay: -1, Now: clock.Now, Sleep: clock.Sleep}
+	a := newMember(t, srv.Addr, opts, redisstore.Options{Timeout: healthyTimeout})
+	b := newMember(t, srv.Addr, opts, redisstore.Options{Timeout: healthyTimeout})
+	bg := context.Background()
+	if got := b.get(bg, site.URL+"/page"); got != "sent" {
+		t.Fatalf("b's first request: %s", got)
+	}
+	if got := a.get(bg, site.URL+"/busy"); got != "429 Too Many Requests" {
+		t.Fatalf("a's request for /busy: %s", got)
+	}
+	short, cancel := context.WithTimeout(bg, time.Minute)
+	defer cancel()
+	if got := b.get(short, site.URL+"/page"); !strings.Contains(got, "past the request's deadline") {
+		t.Errorf("b's request with a minute left during the pause: %s; want it to fail fast", got)
+	}
+	if got := b.get(bg, site.URL+"/page"); got != "sent" {
+		t.Fatalf("b's request after the pause: %s", got)
+	}
+	if w := clock.Waits(); !slices.Equal(w, []time.Duration{time.Hour}) {
+		t.Errorf("waits %v; want [1h], the pause a stored", w)
+	}
+	if n := pages.Load(); n != 2 {
+		t.Errorf("%d pages served; want 2, none during the pause", n)
+	}
 }

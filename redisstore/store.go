@@ -1,11 +1,12 @@
 // Package redisstore is a fleet store for robots.Transport on Redis: every
 // process of a crawler fleet that is given a Store over the same Redis shares
 // one robots.txt record per origin, one fetch per origin (a lease) and one
-// pace per origin (a slot reservation).
+// pace per origin (slots, Retry-After pauses, and the count of members
+// pacing it).
 //
-// A Store is an httpcache.Cache, so robots.Options{Cache: store} is the whole
-// integration; the transport finds the fleet capabilities (Lease and Unlease,
-// Swap, ReserveSlot, CancelSlot and Pause) on it by type assertion.
+// A Store is an httpcache.Cache that implements robots.FleetStore, so
+// robots.Options{Cache: store} is the whole integration: the transport finds
+// the fleet's capabilities on it.
 //
 // Redis failing is not robots.txt failing: every call is bounded by
 // Options.Timeout; a call that fails returns ErrUnavailable (Get: a miss),
@@ -13,20 +14,23 @@
 // that request. After a failure the Store does not try Redis again for
 // Options.Cooldown, so an outage costs a request at most one Timeout.
 //
-// Keys are Prefix + "rs1:{" + origin + "}:" + kind. "rs1" is the key format
-// version; the record bytes carry the transport's own format version. The
-// origin in braces is a Redis Cluster hash tag: every key of one origin lives
-// in one slot, so each script, which touches the keys of one origin only,
-// runs on Cluster.
+// Keys are Prefix + "rs1:{" + origin + "}:" + kind, the origin being the
+// robots.OriginKey the transport gives, used as it is. "rs1" is the key
+// format version; the record bytes carry the transport's own format
+// version. The origin in braces is a Redis Cluster hash tag: every key of
+// one origin lives in one slot, so each script, which touches the keys of
+// one origin only, runs on Cluster. A key given to Get, Set or Delete is a
+// hash tag of its own, of kind "entry".
 package redisstore
 
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawlkit/robots"
 )
 
 // Defaults for the zero fields of Options.
@@ -118,8 +122,36 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // Get returns the value stored under key. A key never set, expired, or
 // unreadable because Redis failed is a miss.
 func (s *Store) Get(key string) ([]byte, bool) {
-	val, err := call(context.Background(), s, "get", func(ctx context.Context) ([]byte, error) {
-		v, err := s.client.Get(ctx, s.recordKey(key)).Bytes()
+	val, found, err := s.get(context.Background(), "get", s.entryKey(key))
+	return val, err == nil && found
+}
+
+// Set stores val under key for Options.TTL. When Redis fails the value is
+// not stored; the failure is counted and logged.
+func (s *Store) Set(key string, val []byte) {
+	_, _ = call(context.Background(), s, "set", func(ctx context.Context) (string, error) {
+		return s.client.Set(ctx, s.entryKey(key), val, s.ttl).Result()
+	})
+}
+
+// Delete removes key. When Redis fails nothing is removed; the failure is
+// counted and logged.
+func (s *Store) Delete(key string) {
+	_, _ = call(context.Background(), s, "delete", func(ctx context.Context) (int64, error) {
+		return s.client.Del(ctx, s.entryKey(key)).Result()
+	})
+}
+
+// Load returns the robots record stored under key, and whether there is
+// one, in one round trip.
+func (s *Store) Load(ctx context.Context, key robots.RecordKey) ([]byte, bool, error) {
+	return s.get(ctx, "load", s.recordKey(key))
+}
+
+// get reads the Redis key k for the call op.
+func (s *Store) get(ctx context.Context, op, k string) ([]byte, bool, error) {
+	val, err := call(ctx, s, op, func(ctx context.Context) ([]byte, error) {
+		v, err := s.client.Get(ctx, k).Bytes()
 		if err == redis.Nil {
 			return nil, nil
 		}
@@ -128,54 +160,28 @@ func (s *Store) Get(key string) ([]byte, bool) {
 		}
 		return v, err
 	})
-	return val, err == nil && val != nil
+	return val, val != nil, err
 }
 
-// Set stores val under key for Options.TTL. When Redis fails the value is
-// not stored; the failure is counted and logged.
-func (s *Store) Set(key string, val []byte) {
-	_, _ = call(context.Background(), s, "set", func(ctx context.Context) (string, error) {
-		return s.client.Set(ctx, s.recordKey(key), val, s.ttl).Result()
-	})
-}
+// The transport's capabilities, checked where the Store is built.
+var _ robots.FleetStore = (*Store)(nil)
 
-// Delete removes key. When Redis fails nothing is removed; the failure is
-// counted and logged.
-func (s *Store) Delete(key string) {
-	_, _ = call(context.Background(), s, "delete", func(ctx context.Context) (int64, error) {
-		return s.client.Del(ctx, s.recordKey(key)).Result()
-	})
-}
-
-// recordPrefix starts the transport's record keys: "robots-record " +
-// origin, then " " + a User-Agent variant when the robots.txt varied by it.
-const recordPrefix = "robots-record "
-
-// recordKey is the Redis key of a cache key; leaseKey of the lease on
-// fetching it; slotKey of the pace of an origin.
-func (s *Store) recordKey(key string) string  { return s.keyFor(key, "record", "entry") }
-func (s *Store) leaseKey(key string) string   { return s.keyFor(key, "lease", "lease-entry") }
-func (s *Store) slotKey(origin string) string { return s.key(origin, "slot") }
-
-// keyFor puts the origin of a transport key in the hash tag, so that its
-// record, lease and slot share a Cluster slot. A key not in the
-// transport's form is kept whole under kind other, apart from every
-// record.
-func (s *Store) keyFor(key, kind, other string) string {
-	rest, ok := strings.CutPrefix(key, recordPrefix)
-	if !ok {
-		return s.key(key, other)
+// recordKey is the Redis key of a robots record.
+func (s *Store) recordKey(k robots.RecordKey) string {
+	key := s.key(k.Origin, "record")
+	if k.Variant != "" {
+		key += " " + k.Variant
 	}
-	origin, variant, hasVariant := strings.Cut(rest, " ")
-	k := s.key(origin, kind)
-	if hasVariant {
-		k += " " + variant
-	}
-	return k
+	return key
 }
 
-// key is the Redis key of kind for tag, which is its hash tag.
-func (s *Store) key(tag, kind string) string { return s.prefix + "rs1:{" + tag + "}:" + kind }
+// entryKey is the Redis key of a key given to Get, Set or Delete.
+func (s *Store) entryKey(key string) string { return s.key(robots.OriginKey(key), "entry") }
+
+// key is the Redis key of kind for origin, which is its hash tag.
+func (s *Store) key(origin robots.OriginKey, kind string) string {
+	return s.prefix + "rs1:{" + string(origin) + "}:" + kind
+}
 
 func positiveOr(d, def time.Duration) time.Duration {
 	if d <= 0 {

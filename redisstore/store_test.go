@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/fakeclock"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -69,13 +73,16 @@ func TestKeys(t *testing.T) {
 	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
 	ctx := context.Background()
 	now := time.Now()
-	s.Set("robots-record "+origin, []byte("a"))
-	s.Set("robots-record "+origin+" examplebot", []byte("b"))
+	for _, k := range []robots.RecordKey{{Origin: origin}, {Origin: origin, Variant: "examplebot"}} {
+		if _, err := s.Swap(ctx, k, nil, []byte("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Set("some other key", []byte("c"))
-	if _, err := s.Lease(ctx, "robots-record "+origin, "tok", time.Minute); err != nil {
+	if _, err := s.Lease(ctx, origin, "tok", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.ReserveSlot(ctx, origin, now, time.Second, time.Time{}); err != nil {
+	if _, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
@@ -84,6 +91,7 @@ func TestKeys(t *testing.T) {
 		"fleet:rs1:{some other key}:entry":             time.Hour,
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
 		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
+		"fleet:rs1:{" + origin + "}:members":           redisstore.MemberWindow + time.Minute,
 	}
 	keys, err := client.Keys(ctx, "*").Result()
 	if err != nil {
@@ -107,7 +115,7 @@ func TestKeys(t *testing.T) {
 func TestSwap(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
-	key := "robots-record " + origin
+	key := robots.RecordKey{Origin: origin}
 	steps := []struct {
 		name     string
 		old, new string
@@ -130,8 +138,14 @@ func TestSwap(t *testing.T) {
 			t.Fatalf("%s: Swap = %v, %v; want %v", st.name, stored, err, st.stored)
 		}
 	}
-	if got, _ := s.Get(key); string(got) != "v2" {
-		t.Errorf("final value = %q; want v2", got)
+	if got, found, err := s.Load(ctx, key); err != nil || !found || string(got) != "v2" {
+		t.Errorf("final value = %q, %v, %v; want v2", got, found, err)
+	}
+	if _, found, err := s.Load(ctx, robots.RecordKey{Origin: origin, Variant: "v"}); err != nil || found {
+		t.Errorf("Load of another variant = %v, %v; want none", found, err)
+	}
+	if _, ok := s.Get("robots-record " + origin); ok {
+		t.Error("Get of a key in the transport's plain form found the record; want the two kept apart")
 	}
 }
 
@@ -140,14 +154,18 @@ func TestSwap(t *testing.T) {
 func TestSwapMerges(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
-	key := "robots-record " + origin
+	key := robots.RecordKey{Origin: origin}
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
 			for range each {
 				for {
-					old, _ := s.Get(key)
+					old, _, err := s.Load(ctx, key)
+					if err != nil {
+						t.Error(err)
+						return
+					}
 					n, _ := strconv.Atoi(string(old))
 					stored, err := s.Swap(ctx, key, old, []byte(strconv.Itoa(n+1)))
 					if err != nil {
@@ -162,7 +180,7 @@ func TestSwapMerges(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got, _ := s.Get(key); string(got) != strconv.Itoa(writers*each) {
+	if got, _, _ := s.Load(ctx, key); string(got) != strconv.Itoa(writers*each) {
 		t.Errorf("counter = %s; want %d", got, writers*each)
 	}
 }
@@ -170,21 +188,20 @@ func TestSwapMerges(t *testing.T) {
 func TestLease(t *testing.T) {
 	_, client, s := newStore(t, redisstore.Options{Prefix: "p:"})
 	ctx := context.Background()
-	key := "robots-record " + origin
 	lease := func(token string, want bool) {
 		t.Helper()
-		held, err := s.Lease(ctx, key, token, 50*time.Millisecond)
+		held, err := s.Lease(ctx, origin, token, 50*time.Millisecond)
 		if err != nil || held != want {
 			t.Fatalf("Lease(%s) = %v, %v; want %v", token, held, err, want)
 		}
 	}
 	lease("a", true)
 	lease("b", false)
-	if err := s.Unlease(ctx, key, "b"); err != nil {
+	if err := s.Unlease(ctx, origin, "b"); err != nil {
 		t.Fatal(err)
 	}
 	lease("b", false) // b never held it: a still does
-	if err := s.Unlease(ctx, key, "a"); err != nil {
+	if err := s.Unlease(ctx, origin, "a"); err != nil {
 		t.Fatal(err)
 	}
 	lease("b", true)
@@ -206,14 +223,13 @@ func TestReserveSlot(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 123456000, time.UTC)
 	sec := time.Second
 	type step struct {
-		name  string
-		do    func() (time.Time, bool, error)
-		at    time.Time
-		ok    bool
-		after func() error
+		name string
+		do   func() (time.Time, bool, error)
+		at   time.Time
+		ok   bool
 	}
 	reserve := func(now time.Time, interval time.Duration, limit time.Time) func() (time.Time, bool, error) {
-		return func() (time.Time, bool, error) { return s.ReserveSlot(ctx, origin, now, interval, limit) }
+		return func() (time.Time, bool, error) { return reserveSlot(s, origin, now, interval, limit) }
 	}
 	steps := []step{
 		{name: "first slot is now, to the microsecond", do: reserve(t0, sec, time.Time{}), at: t0, ok: true},
@@ -225,25 +241,25 @@ func TestReserveSlot(t *testing.T) {
 			if err := s.CancelSlot(ctx, origin, t0.Add(time.Hour), sec); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(time.Hour), ok: true},
 		{name: "cancelling a slot that is not the last changes nothing", do: func() (time.Time, bool, error) {
 			if err := s.CancelSlot(ctx, origin, t0, sec); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(time.Hour + sec), ok: true},
 		{name: "a pause holds the next slot", do: func() (time.Time, bool, error) {
 			if err := s.Pause(ctx, origin, t0.Add(2*time.Hour)); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), sec, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), sec, time.Time{})
 		}, at: t0.Add(2 * time.Hour), ok: true},
 		{name: "a shorter pause does not shorten it", do: func() (time.Time, bool, error) {
 			if err := s.Pause(ctx, origin, t0.Add(time.Hour)); err != nil {
 				return time.Time{}, false, err
 			}
-			return s.ReserveSlot(ctx, origin, t0.Add(time.Hour), 0, time.Time{})
+			return reserveSlot(s, origin, t0.Add(time.Hour), 0, time.Time{})
 		}, at: t0.Add(2 * time.Hour), ok: true},
 	}
 	for _, st := range steps {
@@ -254,11 +270,97 @@ func TestReserveSlot(t *testing.T) {
 	}
 }
 
+// reserveSlot reserves a slot of origin as member "a", from now on.
+func reserveSlot(s *redisstore.Store, origin robots.OriginKey, now time.Time, interval time.Duration, limit time.Time) (time.Time, bool, error) {
+	slot, err := s.ReserveSlot(context.Background(), origin, robots.SlotRequest{Member: "a", Now: now, Interval: interval, Limit: limit})
+	return slot.At, slot.Reserved, err
+}
+
+// TestReserveSlotNotBefore checks that a slot is never before the
+// member's own next one, even when the store holds no slot (a Redis that
+// restarted empty), nor before the fleet's.
+func TestReserveSlotNotBefore(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, st := range []struct {
+		name      string
+		notBefore time.Time
+		want      time.Time
+	}{
+		{"an empty store, from the member's own next slot", t0.Add(3 * time.Second), t0.Add(3 * time.Second)},
+		{"the fleet's next slot is later", t0.Add(time.Second), t0.Add(4 * time.Second)},
+		{"a NotBefore before Now counts from Now", t0.Add(-time.Hour), t0.Add(5 * time.Second)},
+	} {
+		slot, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "a", Now: t0, NotBefore: st.notBefore, Interval: time.Second})
+		if err != nil || !slot.At.Equal(st.want) || !slot.Reserved {
+			t.Fatalf("%s: %+v, %v; want %v reserved", st.name, slot, err, st.want)
+		}
+	}
+}
+
+// TestReserveSlotCountsMembers checks the heartbeat a reservation is: the
+// members that reserved a slot of the origin within the window are
+// counted, each once, the caller included; one gone quiet drops out once
+// the window has passed its last slot, and other origins count apart.
+func TestReserveSlotCountsMembers(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	reserve := func(member string, origin robots.OriginKey, now time.Time) int {
+		t.Helper()
+		slot, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: member, Now: now, Interval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slot.Members
+	}
+	steps := []struct {
+		member string
+		origin robots.OriginKey
+		now    time.Time
+		want   int
+	}{
+		{"a", origin, t0, 1},
+		{"b", origin, t0, 2},
+		{"a", origin, t0, 2},
+		{"c", origin, t0.Add(time.Second), 3},
+		{"a", "https://other.example", t0, 1},
+		// b's last slot was t0+1s; a and c reserved up to t0+3s.
+		{"a", origin, t0.Add(time.Second + redisstore.MemberWindow + time.Millisecond), 2},
+		{"a", origin, t0.Add(time.Hour), 1},
+	}
+	for i, st := range steps {
+		if got := reserve(st.member, st.origin, st.now); got != st.want {
+			t.Errorf("step %d: %s on %s: %d members; want %d", i, st.member, st.origin, got, st.want)
+		}
+	}
+}
+
+// TestPausedUntil checks that a pause any member stored is read back,
+// and that an origin never paused has none.
+func TestPausedUntil(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	ctx := context.Background()
+	until := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.IsZero() {
+		t.Fatalf("PausedUntil before a pause = %v, %v; want the zero time", got, err)
+	}
+	if err := s.Pause(ctx, origin, until); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.Equal(until) {
+		t.Fatalf("PausedUntil = %v, %v; want %v", got, err, until)
+	}
+}
+
 // TestReserveSlotConcurrent has many reservers at once: every slot is
 // distinct and one interval from the next.
 func TestReserveSlotConcurrent(t *testing.T) {
-	_, _, s := newStore(t, redisstore.Options{})
-	ctx := context.Background()
+	// A generous Timeout: 200 calls at once under -race on a loaded
+	// machine can outlast the default second, and this test is about the
+	// slots, not the Timeout.
+	_, _, s := newStore(t, redisstore.Options{Timeout: time.Minute})
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	const n = 200
 	var mu sync.Mutex
@@ -266,7 +368,7 @@ func TestReserveSlotConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			at, ok, err := s.ReserveSlot(ctx, origin, t0, time.Millisecond, time.Time{})
+			at, ok, err := reserveSlot(s, origin, t0, time.Millisecond, time.Time{})
 			if err != nil || !ok {
 				t.Error(at, ok, err)
 				return
@@ -328,11 +430,12 @@ func TestUnavailable(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"lease", func() error { _, err := s.Lease(ctx, key, "t", time.Second); return err }},
-		{"unlease", func() error { return s.Unlease(ctx, key, "t") }},
-		{"swap", func() error { _, err := s.Swap(ctx, key, nil, []byte("x")); return err }},
+		{"lease", func() error { _, err := s.Lease(ctx, origin, "t", time.Second); return err }},
+		{"unlease", func() error { return s.Unlease(ctx, origin, "t") }},
+		{"swap", func() error { _, err := s.Swap(ctx, robots.RecordKey{Origin: origin}, nil, []byte("x")); return err }},
+		{"load", func() error { _, _, err := s.Load(ctx, robots.RecordKey{Origin: origin}); return err }},
 		{"reserve", func() error {
-			_, _, err := s.ReserveSlot(ctx, origin, time.Now(), time.Second, time.Time{})
+			_, _, err := reserveSlot(s, origin, time.Now(), time.Second, time.Time{})
 			return err
 		}},
 		{"cancel", func() error { return s.CancelSlot(ctx, origin, time.Now(), time.Second) }},
@@ -436,3 +539,49 @@ func TestCallerCancel(t *testing.T) {
 		t.Errorf("Stats = %+v; want no error", st)
 	}
 }
+
+// TestOneRoundTripPerRequest checks what a request costs the store once
+// its origin's robots.txt is held: a paced request one call (its slot
+// reservation, members counted in it), an unpaced one one call (the read
+// of a pause another member may have stored), and neither touches the
+// record, the lease or anything else.
+func TestOneRoundTripPerRequest(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private\n")), Request: r}, nil
+	})
+	for _, tc := range []struct {
+		name     string
+		minDelay time.Duration
+	}{
+		{"paced", time.Second},
+		{"unpaced", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeclock.New()
+			tr := robots.NewTransport(base, robots.Options{UserAgent: "ExampleBot", MinDelay: tc.minDelay, Now: c.Now, Sleep: c.Sleep, Cache: s})
+			site := "http://" + tc.name + ".example"
+			send := func(path string) {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodGet, site+path, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			send("/first") // fetches and stores the robots.txt
+			for i := range 3 {
+				before := s.Stats().Calls
+				send("/page/" + strconv.Itoa(i))
+				if n := s.Stats().Calls - before; n != 1 {
+					t.Errorf("request %d made %d store calls, want 1", i, n)
+				}
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
