@@ -796,15 +796,19 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 	case !agent.Allowed(tg.uri):
 		// Refused: only now is the explanation worth building.
 		dec := agent.Decide(tg.uri)
-		token := dec.Token
-		if token == "" || token == "*" {
-			token = primaryToken(tokens)
-		}
 		rule := dec.Rule // a copy, so that dec itself stays off the heap
-		e = &DisallowedError{URL: tg.url.Redacted(), Token: token, Rule: &rule, Resolved: dec.Resolved, Preferences: preferencesOf(agent, tg)}
+		prefs := agent.Preferences(tg.uri)
+		e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(dec.Token, tokens), Rule: &rule, Resolved: dec.Resolved, Preferences: &prefs}
 	default:
-		if e = d.byPreferences(agent, tg, tokens); e != nil {
-			break
+		// Preferences are read only for a crawler that declared its
+		// purposes: reporting them costs nothing on an allowed request.
+		if len(d.purposes) > 0 {
+			prefs := agent.Preferences(tg.uri)
+			if p, out := d.optedOut(prefs); out {
+				line := p.From[0]
+				e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(agent.Token(), tokens), Label: p.Label, Preference: &line, Preferences: &prefs}
+				break
+			}
 		}
 		d.stats.allowed.Add(1)
 		return agent, nil
@@ -819,6 +823,27 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
 	}
 	return agent, e
+}
+
+// optedOut returns the preference of the first purpose the crawler
+// declared (Options.Purposes) when the site's preference in prefs is "n"
+// for every one of them, and reports whether it is.
+func (d *decider) optedOut(prefs policy.Preferences) (policy.Preference, bool) {
+	for _, label := range d.purposes {
+		if prefs.Label(label).Usage != policy.UsageDisallowed {
+			return policy.Preference{}, false
+		}
+	}
+	return prefs.Label(d.purposes[0]), true
+}
+
+// refusedFor names the product token a refusal speaks for: the one whose
+// groups applied, or the crawler's own when only the * groups did.
+func refusedFor(token string, tokens []string) string {
+	if token == "" || token == "*" {
+		return primaryToken(tokens)
+	}
+	return token
 }
 
 // tokensFor returns the product tokens tg is decided for: the crawler's

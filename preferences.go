@@ -80,29 +80,6 @@ func (t *Transport) robotsPreferences(ctx context.Context, tg *wireTarget) (poli
 	return agent.Preferences(tg.uri), nil
 }
 
-// byPreferences returns the *DisallowedError refusing an allowed request
-// for tg because the site's preference is "n" for every purpose the
-// crawler declared (Options.Purposes), or nil. Without purposes it costs
-// nothing.
-func (d *decider) byPreferences(agent policy.Agent, tg *wireTarget, tokens []string) *DisallowedError {
-	if len(d.purposes) == 0 {
-		return nil
-	}
-	prefs := agent.Preferences(tg.uri)
-	for _, label := range d.purposes {
-		if prefs.Label(label).Usage != policy.UsageDisallowed {
-			return nil
-		}
-	}
-	first := prefs.Label(d.purposes[0])
-	line := first.From[0]
-	token := agent.Token()
-	if token == "" || token == "*" {
-		token = primaryToken(tokens)
-	}
-	return &DisallowedError{URL: tg.url.Redacted(), Token: token, Label: first.Label, Preference: &line, Preferences: &prefs}
-}
-
 // ByPreference reports whether the site's AI usage preferences refused
 // the URL (Options.Purposes) rather than a robots.txt rule or an
 // unreachable robots.txt.
@@ -112,12 +89,6 @@ func (e *DisallowedError) ByPreference() bool { return e.Preference != nil }
 // ": train-ai=n by Content-Usage: train-ai=n (line 4)".
 func (e *DisallowedError) preferenceDetail() string {
 	return ": " + e.Label + "=n by " + e.Preference.String()
-}
-
-// preferencesOf returns the preferences for tg that a refusal carries.
-func preferencesOf(agent policy.Agent, tg *wireTarget) *policy.Preferences {
-	p := agent.Preferences(tg.uri)
-	return &p
 }
 
 // normalPurposes returns the declared purposes without empty or
