@@ -73,7 +73,7 @@ func TestMemoryCache(t *testing.T) {
 // transport whose store and origin table are capped at 10,000 leave no
 // more than that held.
 func TestBoundedMemory(t *testing.T) {
-	const origins, limit = 200000, 10000
+	const origins, limit = 50000, 2500
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
 		body := privateRobots + "# " + r.URL.Host + "\n"
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ContentLength: int64(len(body)),
@@ -105,11 +105,15 @@ func TestBoundedMemory(t *testing.T) {
 	if store.Len() > limit || tr.Stats().Origins > limit {
 		t.Errorf("store holds %d entries, transport %d origins; want at most %d", store.Len(), tr.Stats().Origins, limit)
 	}
-	// 10,000 origins of a few hundred bytes each; what 200,000 would
-	// hold is well over this ceiling.
-	if grown := liveHeap() - before; grown > 64<<20 {
+	// 2,500 origins of a few hundred bytes each; what 50,000 would hold
+	// is well over this ceiling.
+	grown := liveHeap() - before
+	if grown > 16<<20 {
 		t.Errorf("heap grew by %d MiB", grown>>20)
 	}
+	// Held to here, or the collector frees what the check is about.
+	runtime.KeepAlive(tr)
+	runtime.KeepAlive(store)
 }
 
 // TestSharedStore runs the store conformance checks against each store a
@@ -230,12 +234,16 @@ func liveHeap() int64 {
 // TestMemoryBoundedInBytes checks that origins serving 500 KiB files are
 // held within the byte budgets: the parsed files within MaxRobotsBytes
 // (by an estimate that must not undercount what a parse really takes),
-// the records within the default store's 128 MiB.
+// the records within the store's bytes.
 func TestMemoryBoundedInBytes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("parses 150 MB of robots.txt")
+		t.Skip("parses 50 MB of robots.txt")
 	}
-	const origins, size = 300, 500 << 10
+	// Budgets of a tenth of the defaults, so that a hundred files
+	// overflow them several times over and the test stays quick under
+	// -race on a loaded machine.
+	const origins, size = 100, 500 << 10
+	const robotsBytes, storeBytes = DefaultMaxRobotsBytes / 10, DefaultCacheBytes / 10
 	body := bigRobots(size, "p")
 
 	// What a parse really costs, per byte of text.
@@ -256,7 +264,8 @@ func TestMemoryBoundedInBytes(t *testing.T) {
 			Body: io.NopCloser(bytes.NewReader(b))}, nil
 	})
 	c := newClock()
-	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, MinDelay: -1})
+	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep, MinDelay: -1, MaxRobotsBytes: robotsBytes,
+		Cache: NewMemoryCache(2*DefaultMaxOrigins, storeBytes)})
 	before = liveHeap()
 	for i := range origins {
 		if err := tr.Check(context.Background(), fmt.Sprintf("http://host%d.example/p/1/x.php", i)); !errors.Is(err, ErrDisallowed) {
@@ -264,8 +273,8 @@ func TestMemoryBoundedInBytes(t *testing.T) {
 		}
 	}
 	grown = liveHeap() - before
-	const budget = DefaultMaxRobotsBytes + DefaultCacheBytes
-	const margin = 32 << 20
+	const budget = robotsBytes + storeBytes
+	const margin = 16 << 20
 	t.Logf("%d origins of %d KiB: heap grew %d MiB (budgets %d MiB), %d origins held", origins, size>>10, grown>>20, budget>>20, tr.Stats().Origins)
 	if grown > budget+margin {
 		t.Errorf("heap grew %d MiB, over the budgets' %d MiB and a %d MiB margin", grown>>20, budget>>20, margin>>20)

@@ -122,7 +122,10 @@ func newMember(t testing.TB, addr string, opts robots.Options, sopts redisstore.
 // newMemberLogging is newMember whose Store records the slots it grants
 // in slots, when slots is not nil.
 func newMemberLogging(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options, slots *slotLog) *member {
-	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	// A thousand requests at once queue for the pool's connections; the
+	// store's Timeout, through the context, bounds that wait, not
+	// go-redis's own few seconds, which a loaded machine exceeds.
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolTimeout: time.Minute})
 	base := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(func() { rc.Close(); base.CloseIdleConnections() })
 	m := &member{store: redisstore.New(rc, sopts)}
