@@ -28,9 +28,10 @@ type DisallowedError struct {
 	Rule *policy.Rule
 	// Resolved is, when Rule refused not the request-URI as it would be
 	// sent but a form a server serves it as (dot segments resolved,
-	// "/public/../private" as "/private", or repeated slashes merged
-	// first, "/public//../private" as "/private"), that form's path and
-	// query; empty otherwise.
+	// "/public/../private" as "/private"; repeated slashes merged
+	// first, "/public//../private" as "/private"; or %2F decoded where
+	// that makes dot segments, "/public/..%2fprivate" as "/private"),
+	// that form's path and query; empty otherwise.
 	Resolved string
 	// Unreachable reports whether the URL was refused because the
 	// origin's robots.txt could not be fetched (RFC 9309 section 2.3.1.4).

@@ -15,7 +15,7 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// oneSpelling reports whether DESIGN.md makes the raw and the
+// oneSpelling reports whether the matching model makes the raw and the
 // percent-encoded spelling of the ASCII byte c one and the same, in a
 // pattern and in a URL: unreserved characters (their escapes are decoded),
 // and the characters that may not appear raw in a URI, controls and space
@@ -83,7 +83,7 @@ func sendAllowed(t *testing.T, srv *httptest.Server, uri string) bool {
 // FuzzEscapeSpellings checks, for any ASCII byte c, that the policy and
 // the transport's request path decide /p<c>q alike whether the robots.txt
 // pattern and the URL spell c raw or as %HH (in either hex case), and
-// that for the bytes whose spellings DESIGN.md makes one, every spelling
+// that for the bytes whose spellings the matching model makes one, every spelling
 // is refused by every spelling of the rule. The seeds, run by go test,
 // are every ASCII byte.
 func FuzzEscapeSpellings(f *testing.F) {
