@@ -450,12 +450,7 @@ func (p *pacer) sleepUntil(ctx context.Context, s *schedule, b *booking) error {
 			s.mu.Unlock()
 			return err
 		}
-		sctx, wake := context.WithCancel(ctx)
-		b.wake = wake
-		s.mu.Unlock()
-		err := p.sleep(sctx, d)
-		moved := sctx.Err() != nil && ctx.Err() == nil
-		wake()
+		moved, err := p.sleepBooked(ctx, s, b, d)
 		if err != nil && !moved {
 			s.mu.Lock()
 			s.leave(b, true, p.now())
@@ -463,6 +458,20 @@ func (p *pacer) sleepUntil(ctx context.Context, s *schedule, b *booking) error {
 			return err
 		}
 	}
+}
+
+// sleepBooked sleeps d for booking b, called with s.mu held and
+// returning with it released. A change of the schedule that moves b's
+// slot wakes it early: moved then reports that the sleep ended for that
+// reason, not because ctx ended.
+func (p *pacer) sleepBooked(ctx context.Context, s *schedule, b *booking, d time.Duration) (moved bool, err error) {
+	sctx, wake := context.WithCancel(ctx)
+	b.wake = wake
+	s.mu.Unlock()
+	err = p.sleep(sctx, d)
+	moved = sctx.Err() != nil && ctx.Err() == nil
+	wake()
+	return moved, err
 }
 
 // waitedSince counts the time since start, on the injected clock, as
@@ -564,12 +573,7 @@ func (p *pacer) sleepShared(ctx context.Context, s *schedule, b *booking) (again
 			s.mu.Unlock()
 			return false, nil
 		}
-		sctx, wake := context.WithCancel(ctx)
-		b.wake = wake
-		s.mu.Unlock()
-		err := p.sleep(sctx, d)
-		moved := sctx.Err() != nil && ctx.Err() == nil
-		wake()
+		moved, err := p.sleepBooked(ctx, s, b, d)
 		if err != nil && !moved {
 			s.mu.Lock()
 			s.leave(b, false, p.now())

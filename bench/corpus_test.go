@@ -22,9 +22,9 @@ const agent = "Googlebot"
 // corpusEnv names the environment variable that overrides defaultCorpus.
 const corpusEnv = "ROBOTS_CORPUS"
 
-// defaultCorpus is the shared corpus as seen from this directory, which
-// is where go test runs the package.
-const defaultCorpus = "../../shared/robots-corpus"
+// defaultCorpus is the corpus committed with the module, as seen from
+// this directory, which is where go test runs the package.
+const defaultCorpus = "../testdata/robots-corpus"
 
 // typicalCount is how many files around the median size make up the
 // typical file: the middle tenth of the 147-file corpus.
@@ -36,7 +36,7 @@ type corpusFile struct {
 	data []byte
 }
 
-// corpus is the shared benchmark corpus. Files are in byte order of name
+// corpus is the benchmark corpus. Files are in byte order of name
 // and urls in file order, the order the corpus README fixes so that every
 // harness decides the same (file, url) pairs.
 type corpus struct {

@@ -1,6 +1,6 @@
 // Package bench compares the speed of github.com/crawlkit/robots with
 // that of github.com/temoto/robotstxt, the most used Go robots.txt
-// library, on the shared corpus of real robots.txt files and on two
+// library, on the module's corpus of real robots.txt files and on two
 // generated worst cases, and measures what robots.Transport adds to a
 // request against a stub base round-tripper.
 //
