@@ -308,7 +308,10 @@ var errNoHost = errors.New("robots: URL has no host")
 // canonically (canonicalHost), as most do, gives it without building a
 // string.
 func identify(u *url.URL, site string) (originID, error) {
-	id := originID{https: strings.EqualFold(u.Scheme, "https"), host: u.Host}
+	// url.Parse gives the scheme in lower case; only a URL built by hand
+	// needs the case-blind comparison.
+	https := u.Scheme == "https" || u.Scheme != "http" && strings.EqualFold(u.Scheme, "https")
+	id := originID{https: https, host: u.Host}
 	if !canonicalHost(u) {
 		var err error
 		if id.host, err = canonicalOrigin(u); err != nil {

@@ -229,22 +229,50 @@ func fixPattern(value string) (string, bool) {
 	}
 	fix := b.String()
 	if fix[0] != '/' && fix[0] != '*' {
-		if u, err := url.Parse(fix); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			fix = u.EscapedPath()
-			if u.RawQuery != "" {
-				fix += "?" + u.RawQuery
-			}
-			if fix == "" {
-				fix = "/"
-			}
-		} else {
-			fix = "/" + fix
-		}
+		fix = pathOf(fix)
 	}
 	if _, err := match.Compile(fix); err != nil {
 		return "", false
 	}
 	return fix, true
+}
+
+// pathOf returns the path and query of fix when it is an absolute http or
+// https URL, else fix made to start with a slash.
+func pathOf(fix string) string {
+	if !absoluteURL(fix) {
+		return "/" + fix
+	}
+	u, err := url.Parse(fix)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "/" + fix
+	}
+	path := u.EscapedPath()
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	if path == "" {
+		path = "/"
+	}
+	return path
+}
+
+// absoluteURL reports whether s opens as an absolute URL with a host (a
+// scheme, "://" and a host octet), as nearly every Sitemap line does: the
+// common case is told without url.Parse and its allocations.
+func absoluteURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 || i+3 >= len(s) || s[i+3] == '/' {
+		return false
+	}
+	for j := range i {
+		c := s[j]
+		letter := 'a' <= c|0x20 && c|0x20 <= 'z'
+		if !letter && (j == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool {
@@ -255,6 +283,10 @@ func isHex(c byte) bool {
 // a relative one is kept, as the transport resolves it against the
 // robots.txt URL, but with a warning, since other crawlers drop it.
 func (p *parser) sitemap(n int, value string) {
+	if absoluteURL(value) {
+		p.r.sitemaps = append(p.r.sitemaps, value)
+		return
+	}
 	if u, err := url.Parse(value); err != nil || u.Scheme == "" || u.Host == "" {
 		example := "https://example.com/sitemap.xml"
 		if err == nil && strings.HasPrefix(value, "/") && !strings.HasPrefix(value, "//") {
