@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/crawlkit/robots/match"
@@ -205,11 +206,24 @@ func (p *parser) badPattern(n int, kind, value string, err error) {
 	default:
 		why = `starts with neither "/" nor "*"`
 	}
+	// Built without fmt: a real file can hold thousands of these lines,
+	// and the message is the part of parsing them that costs.
+	msg := kind + " pattern " + quoted(value) + " " + why + "; ignored"
 	if fix, ok := fixPattern(value); ok {
-		p.fault(n, "%s pattern %q %s; ignored: write %q", kind, value, why, fix)
-		return
+		msg += ": write " + quoted(fix)
 	}
-	p.fault(n, "%s pattern %q %s; ignored", kind, value, why)
+	p.r.warnings = append(p.r.warnings, Warning{Line: n, Message: msg, Severity: SeverityError})
+}
+
+// quoted is strconv.Quote(s), told without its rune-by-rune scan for the
+// usual printable ASCII text.
+func quoted(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
 }
 
 // fixPattern returns the pattern that value, refused by match.Compile,
@@ -217,6 +231,7 @@ func (p *parser) badPattern(n int, kind, value string, err error) {
 // a full URL cut to its path, and a leading "/" where it has none.
 func fixPattern(value string) (string, bool) {
 	var b strings.Builder
+	b.Grow(len(value) + 8)
 	for i := 0; i < len(value); i++ {
 		switch c := value[i]; {
 		case c == ' ':
