@@ -25,11 +25,7 @@ import (
 // as Check does), and the context's error.
 func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
 	t.init()
-	u, err := parseHTTP(rawURL)
-	if err != nil {
-		return policy.Preferences{}, err
-	}
-	tg, err := targetFor(u, "")
+	tg, err := urlTarget(rawURL)
 	if err != nil {
 		return policy.Preferences{}, err
 	}
@@ -67,8 +63,7 @@ func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response
 // robotsPreferences returns the robots.txt preferences for tg under its
 // origin's current state.
 func (t *Transport) robotsPreferences(ctx context.Context, tg *wireTarget) (policy.Preferences, error) {
-	o := t.origins.originFor(tg.id)
-	st, now, err := t.origins.state(ctx, o, t.cfg.now())
+	_, st, now, err := t.current(ctx, tg)
 	if err != nil {
 		return policy.Preferences{}, err
 	}

@@ -158,16 +158,11 @@ type RobotsInfo struct {
 // Check.
 func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
 	t.init()
-	u, err := parseHTTP(rawURL)
+	tg, err := urlTarget(rawURL)
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	tg, err := targetFor(u, "")
-	if err != nil {
-		return RobotsInfo{}, err
-	}
-	o := t.origins.originFor(tg.id)
-	st, now, err := t.origins.state(ctx, o, t.cfg.now())
+	o, st, now, err := t.current(ctx, &tg)
 	if err != nil {
 		return RobotsInfo{}, err
 	}

@@ -171,21 +171,35 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 // unchecked); so does a URL without a scheme or without a host.
 func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	t.init()
-	u, err := parseHTTP(rawURL)
-	if err != nil {
-		return err
-	}
-	tg, err := targetFor(u, "")
+	tg, err := urlTarget(rawURL)
 	if err != nil || tg.robotsTxt {
 		return err
 	}
-	o := t.origins.originFor(tg.id)
-	st, now, err := t.origins.state(ctx, o, t.cfg.now())
+	_, st, now, err := t.current(ctx, &tg)
 	if err != nil {
 		return err
 	}
 	_, err = t.decider.decide(st, &tg, now)
 	return err
+}
+
+// urlTarget returns the wire target of a request for rawURL, which must
+// be an absolute http or https URL: what Check, Robots and Preferences
+// decide for.
+func urlTarget(rawURL string) (wireTarget, error) {
+	u, err := parseHTTP(rawURL)
+	if err != nil {
+		return wireTarget{}, err
+	}
+	return targetFor(u, "")
+}
+
+// current returns tg's origin and the origin's current robots state,
+// renewed first if it is due, with the time it was read at.
+func (t *Transport) current(ctx context.Context, tg *wireTarget) (*origin, *state, time.Time, error) {
+	o := t.origins.originFor(tg.id)
+	st, now, err := t.origins.state(ctx, o, t.cfg.now())
+	return o, st, now, err
 }
 
 // ErrNotHTTP is what Check and Robots return, wrapped, for a URL that is
