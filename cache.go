@@ -157,7 +157,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 	if base == nil || base.due(now) {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
-		lease, theirs := c.store.lease(ctx, o.key, now)
+		lease, theirs := c.store.lease(ctx, o.key, prev.parsed(), now)
 		if lease == leaseHeld {
 			defer c.store.unlease(ctx, o.key)
 		}
@@ -716,7 +716,7 @@ const (
 // more for a record the last holder stored before letting go, which
 // saves a second fetch. A record found so, fresh, is returned (and the
 // lease, if taken, given back): the caller then fetches nothing.
-func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (leaseAnswer, *storedRecord) {
+func (s *store) lease(ctx context.Context, origin OriginKey, known parsedBody, now time.Time) (leaseAnswer, *storedRecord) {
 	if s.fleet == nil {
 		return leaseNone, nil
 	}
@@ -726,13 +726,13 @@ func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (lea
 		if !s.now().Before(deadline) || s.sleep(ctx, d) != nil {
 			return leaseNone, nil
 		}
-		if got, ok := s.load(ctx, origin, parsedBody{}, true); ok {
+		if got, ok := s.load(ctx, origin, known, true); ok {
 			return leaseTheirs, &got
 		}
 		answer = s.takeLease(ctx, origin, ttl)
 	}
 	if answer == leaseHeld {
-		if got, ok := s.load(ctx, origin, parsedBody{}, true); ok {
+		if got, ok := s.load(ctx, origin, known, true); ok {
 			s.unlease(ctx, origin)
 			return leaseTheirs, &got
 		}

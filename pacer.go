@@ -182,6 +182,16 @@ func (s *schedule) paused() time.Time {
 	return time.Time{}
 }
 
+// pauseUntil holds every slot of s until at least until, booking the
+// waiters again after it when that moves the pause.
+func (s *schedule) pauseUntil(until, now time.Time) {
+	if s.extendPause(until) {
+		s.mu.Lock()
+		s.rebook(0, false, now)
+		s.mu.Unlock()
+	}
+}
+
 // extendPause makes the pause last until at least until, reporting
 // whether it grew: the latest Retry-After never shortens a pause that an
 // earlier one asked for.
@@ -377,10 +387,8 @@ func (p *pacer) fleetPause(ctx context.Context, s *schedule, now time.Time) {
 		p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", s.key, "error", err)
 		return
 	}
-	if until := v.(time.Time); until.After(now) && s.extendPause(until) {
-		s.mu.Lock()
-		s.rebook(0, false, now)
-		s.mu.Unlock()
+	if until := v.(time.Time); until.After(now) {
+		s.pauseUntil(until, now)
 	}
 }
 
@@ -619,11 +627,7 @@ func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
 	}
 	s := p.scheduleOf(o)
 	until := now.Add(d)
-	if s.extendPause(until) {
-		s.mu.Lock()
-		s.rebook(0, false, now)
-		s.mu.Unlock()
-	}
+	s.pauseUntil(until, now)
 	if p.fleet != nil {
 		if err := p.fleet.Pause(context.WithoutCancel(ctx), s.key, until); err != nil {
 			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", s.key, "error", err)

@@ -68,10 +68,9 @@ func (t *Transport) robotsPreferences(ctx context.Context, tg *wireTarget) (poli
 		return policy.Preferences{}, err
 	}
 	var own [1]string
-	agent, refuse := st.agent(now, t.cfg.fallbackAfter, t.decider.tokensFor(tg, own[:0]))
-	if refuse {
-		return policy.Agent{}.Preferences(tg.uri), nil
-	}
+	// Refused for an unreachable robots.txt, the agent holds no groups,
+	// so every preference is unknown.
+	agent, _ := st.agent(now, t.cfg.fallbackAfter, t.decider.tokensFor(tg, own[:0]))
 	return agent.Preferences(tg.uri), nil
 }
 
