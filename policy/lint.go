@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -44,7 +45,8 @@ func nearField(key string) (spelling string, ok bool) {
 	if len(key) > 16 {
 		return "", false
 	}
-	k := []byte(strings.ToLower(key))
+	var buf [16]byte
+	k := norm.AppendLower(buf[:0], key)
 	for i, c := range k {
 		if c == '_' || c == ' ' {
 			k[i] = '-'

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/crawlkit/robots/internal/report"
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -47,16 +48,19 @@ func Compare(old, new *policy.Robots, agents [][]string, urls []string) Result {
 		res.Agents[i] = strings.Join(tokens, ",")
 	}
 	for _, u := range urls {
-		if d := report.Decide(old, u, "*"); d.Error != "" {
+		path, err := target.Target(u)
+		if err != nil {
 			res.Unreadable = append(res.Unreadable, u)
 			continue
 		}
 		for i, tokens := range agents {
 			res.Compared++
-			o, n := report.Decide(old, u, tokens...), report.Decide(new, u, tokens...)
-			if o.Allowed != n.Allowed {
-				res.Changes = append(res.Changes, Change{Agent: res.Agents[i], URL: u, Old: o, New: n})
+			// Only a changed decision is worth its explanation.
+			if old.Decide(path, tokens...).Allowed == new.Decide(path, tokens...).Allowed {
+				continue
 			}
+			res.Changes = append(res.Changes, Change{Agent: res.Agents[i], URL: u,
+				Old: report.Decide(old, u, tokens...), New: report.Decide(new, u, tokens...)})
 		}
 	}
 	return res
