@@ -63,7 +63,7 @@ func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response
 // robotsPreferences returns the robots.txt preferences for tg under its
 // origin's current state.
 func (t *Transport) robotsPreferences(ctx context.Context, tg *wireTarget) (policy.Preferences, error) {
-	_, st, now, err := t.current(ctx, tg)
+	_, st, now, err := t.robotsState(ctx, tg)
 	if err != nil {
 		return policy.Preferences{}, err
 	}

@@ -162,7 +162,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	if err != nil {
 		return RobotsInfo{}, err
 	}
-	o, st, now, err := t.current(ctx, &tg)
+	o, st, now, err := t.robotsState(ctx, &tg)
 	if err != nil {
 		return RobotsInfo{}, err
 	}

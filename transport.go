@@ -175,7 +175,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	if err != nil || tg.robotsTxt {
 		return err
 	}
-	_, st, now, err := t.current(ctx, &tg)
+	_, st, now, err := t.robotsState(ctx, &tg)
 	if err != nil {
 		return err
 	}
@@ -194,9 +194,9 @@ func urlTarget(rawURL string) (wireTarget, error) {
 	return targetFor(u, "")
 }
 
-// current returns tg's origin and the origin's current robots state,
+// robotsState returns tg's origin and the origin's current robots state,
 // renewed first if it is due, with the time it was read at.
-func (t *Transport) current(ctx context.Context, tg *wireTarget) (*origin, *state, time.Time, error) {
+func (t *Transport) robotsState(ctx context.Context, tg *wireTarget) (*origin, *state, time.Time, error) {
 	o := t.origins.originFor(tg.id)
 	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	return o, st, now, err
