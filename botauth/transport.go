@@ -1,0 +1,337 @@
+package botauth
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tag is the value of the "tag" signature parameter of every signature
+// the Transport makes, as the draft requires.
+const Tag = "web-bot-auth"
+
+// DefaultLifetime is the time from "created" to "expires" of a signature
+// when Options.Lifetime is zero: long enough for a request to cross a
+// slow network and a verifier's clock to lag a little, short enough that
+// a captured signature is soon worthless.
+const DefaultLifetime = 5 * time.Minute
+
+// DefaultLabel is the signature's label when Options.Label is empty.
+const DefaultLabel = "sig1"
+
+// nonceSize is the nonce's length before encoding: 64 random bytes, as
+// Cloudflare's signer makes them.
+const nonceSize = 64
+
+// ErrNoKey is the error, wrapped, of a request the Transport cannot sign
+// because no key is valid at the time (none given, none begun yet, or
+// every one ending before a signature made now would expire). The
+// request is not sent.
+var ErrNoKey = errors.New("botauth: no signing key is valid now")
+
+// AgentForm is how the Signature-Agent field names the key directory.
+type AgentForm int
+
+const (
+	// AgentDictionary sends Signature-Agent as an RFC 9651 Dictionary
+	// whose member, keyed by the signature's label, is the directory's
+	// URL: `sig1="https://crawler.example/..."`. The signature covers
+	// that member, `"signature-agent";key="sig1"`. This is the form of
+	// draft-ietf-webbotauth-httpsig-protocol-00 and -01.
+	AgentDictionary AgentForm = iota
+
+	// AgentString sends Signature-Agent as a bare RFC 9651 String,
+	// `"https://crawler.example/..."`, and the signature covers the whole
+	// field, `"signature-agent"`. This is the form of the earlier
+	// draft-meunier-web-bot-auth-architecture, which the web-bot-auth
+	// package on npm (0.1.x) verifies; -01 lets verifiers accept it but
+	// tells signers to send the Dictionary.
+	AgentString
+)
+
+// Options configures a Transport. The zero value of every field but Keys
+// is usable; Keys needs at least one key with a private half.
+type Options struct {
+	// Keys are the crawler's keys. Each request is signed with the key
+	// valid at the time whose NotBefore is latest, so that a new key
+	// takes over when its window opens while the old one stays published
+	// (see Key). A key without Private is ignored by the signer. If no
+	// key is valid, requests fail with ErrNoKey.
+	Keys []Key
+
+	// Agent is the absolute https URL of the crawler's key directory,
+	// sent in the Signature-Agent field and covered by the signature:
+	// usually "https://<the crawler's domain>" + WellKnownPath. If empty,
+	// no Signature-Agent is sent, and only a verifier that already holds
+	// the key can verify (the draft's identification by thumbprint alone).
+	Agent string
+
+	// AgentForm is how Signature-Agent is written. If zero, it is
+	// AgentDictionary, the draft's form.
+	AgentForm AgentForm
+
+	// Label is the signature's label in Signature-Input, Signature and
+	// the Dictionary form of Signature-Agent; an RFC 9651 key (lowercase
+	// letters, digits, "_", "-", ".", "*"). If empty, DefaultLabel.
+	Label string
+
+	// Lifetime is how long a signature stays valid: "expires" is
+	// "created" plus Lifetime, rounded up to a whole second. The draft
+	// recommends no more than 24 hours. If zero, DefaultLifetime.
+	Lifetime time.Duration
+
+	// Now is the signing clock, for "created" and for choosing a key. If
+	// nil, time.Now.
+	Now func() time.Time
+}
+
+// Transport is an http.RoundTripper that signs every request it sends
+// with Web Bot Auth (draft-ietf-webbotauth-httpsig-protocol, a profile of
+// RFC 9421 HTTP Message Signatures with Ed25519), then sends it on the
+// base RoundTripper.
+//
+// Each request gets a signature of its own, computed over the request as
+// it is sent: placed under robots.Transport it signs each robots.txt
+// fetch and each redirect hop for its own URL. The signature covers
+// "@method", "@authority" and "@path" (RFC 9421 section 2.2), and the
+// Signature-Agent member naming the key directory; its parameters are
+// "created", "expires", "keyid" (the key's JWK thumbprint), a "nonce" of
+// 64 random bytes fresh for each request, and "tag" (Tag). The query and
+// the body are not covered: a captured signature could be replayed, until
+// it expires, against the same method, authority and path with another
+// query.
+//
+// The caller's request is never modified: the Transport signs a clone.
+// The Signature, Signature-Input and Signature-Agent fields of the clone
+// are the Transport's own; values the caller set there are replaced. A
+// request that cannot be signed is not sent; RoundTrip returns the error.
+//
+// A Transport is safe for concurrent use.
+type Transport struct {
+	base     http.RoundTripper
+	keys     []signingKey // newest NotBefore first
+	label    string
+	lifetime int64 // seconds
+	now      func() time.Time
+
+	agentField string // the Signature-Agent field value, "" for none
+	agentID    string // the covered component for it
+	agentValue string // its value in the signature base
+}
+
+// signingKey is a Key with what each signature needs precomputed.
+type signingKey struct {
+	private   ed25519.PrivateKey
+	keyid     string
+	notBefore time.Time
+	expires   time.Time
+}
+
+// NewTransport returns a Transport that signs as opts says and sends on
+// base. If base is nil, http.DefaultTransport is used. It reports an
+// error for a key that is not a valid Ed25519 key, an Agent that is not
+// an absolute https URL, or a Label that is not an RFC 9651 key.
+func NewTransport(base http.RoundTripper, opts Options) (*Transport, error) {
+	t := &Transport{base: base, label: opts.Label, now: opts.Now}
+	if t.label == "" {
+		t.label = DefaultLabel
+	}
+	if !validKey(t.label) {
+		return nil, fmt.Errorf("botauth: Label %q is not an RFC 9651 key (lowercase letters, digits, _ - . *)", t.label)
+	}
+	switch {
+	case opts.Lifetime < 0:
+		return nil, fmt.Errorf("botauth: negative Lifetime %v", opts.Lifetime)
+	case opts.Lifetime == 0:
+		opts.Lifetime = DefaultLifetime
+	}
+	t.lifetime = int64((opts.Lifetime + time.Second - 1) / time.Second)
+	for i, k := range opts.Keys {
+		if k.Private == nil {
+			continue
+		}
+		pub, err := k.publicKey()
+		if err != nil {
+			return nil, fmt.Errorf("%w (Keys[%d])", err, i)
+		}
+		t.keys = append(t.keys, signingKey{private: k.Private, keyid: thumbprint(pub), notBefore: k.NotBefore, expires: k.Expires})
+	}
+	if len(t.keys) == 0 {
+		return nil, errors.New("botauth: Options.Keys holds no key with a private half to sign with")
+	}
+	slices.SortStableFunc(t.keys, func(a, b signingKey) int { return b.notBefore.Compare(a.notBefore) })
+	if opts.Agent != "" {
+		if err := checkAgent(opts.Agent); err != nil {
+			return nil, err
+		}
+		switch opts.AgentForm {
+		case AgentDictionary:
+			t.agentField = t.label + "=" + sfString(opts.Agent)
+			t.agentID = componentID("signature-agent", strParam("key", t.label))
+			t.agentValue = sfString(opts.Agent)
+		case AgentString:
+			t.agentField = sfString(opts.Agent)
+			t.agentID = componentID("signature-agent")
+			t.agentValue = t.agentField
+		default:
+			return nil, fmt.Errorf("botauth: unknown AgentForm %d", opts.AgentForm)
+		}
+	}
+	return t, nil
+}
+
+// checkAgent reports whether agent can go in Signature-Agent: an absolute
+// https URL (the draft, section "Signature-Agent") that is a valid RFC
+// 9651 String.
+func checkAgent(agent string) error {
+	u, err := url.Parse(agent)
+	switch {
+	case err != nil:
+		return fmt.Errorf("botauth: Agent: %w", err)
+	case u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("botauth: Agent %q is not an absolute https URL", agent)
+	case !validString(agent):
+		return fmt.Errorf("botauth: Agent %q holds characters other than printable ASCII; percent-encode them", agent)
+	}
+	return nil
+}
+
+// RoundTrip signs a clone of req and sends it on the base RoundTripper.
+// If req cannot be signed it is not sent, its body is closed and the
+// error returned.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	signed, err := t.Sign(req)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(signed)
+}
+
+// Sign returns a clone of req carrying a fresh signature, for a caller
+// that sends requests some other way than through the Transport. The
+// clone shares req's body. req is not modified.
+func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
+	if req.URL == nil {
+		return nil, errors.New("botauth: request has no URL")
+	}
+	authority, err := authority(req)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if t.now != nil {
+		now = t.now
+	}
+	created := now().Unix()
+	expires := created + t.lifetime
+	key, ok := t.key(time.Unix(created, 0), time.Unix(expires, 0))
+	if !ok {
+		return nil, fmt.Errorf("%w: at %s, for a signature expiring at %s", ErrNoKey,
+			time.Unix(created, 0).UTC().Format(time.RFC3339), time.Unix(expires, 0).UTC().Format(time.RFC3339))
+	}
+	var nonce [nonceSize]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("botauth: nonce: %w", err)
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	path := req.URL.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	components := []component{
+		{id: `"@method"`, value: method},
+		{id: `"@authority"`, value: authority},
+		{id: `"@path"`, value: path},
+	}
+	if t.agentField != "" {
+		components = append(components, component{id: t.agentID, value: t.agentValue})
+	}
+	s := sign(key.private, t.label, components, []param{
+		numParam("created", created),
+		numParam("expires", expires),
+		strParam("keyid", key.keyid),
+		strParam("nonce", base64.StdEncoding.EncodeToString(nonce[:])),
+		strParam("tag", Tag),
+	})
+	out := req.Clone(req.Context())
+	if t.agentField != "" {
+		out.Header.Set("Signature-Agent", t.agentField)
+	} else {
+		out.Header.Del("Signature-Agent")
+	}
+	out.Header.Set("Signature-Input", s.input)
+	out.Header.Set("Signature", s.signature)
+	return out, nil
+}
+
+// key returns the key to sign with for a signature valid from created to
+// expires: of those whose window holds both, the newest.
+func (t *Transport) key(created, expires time.Time) (signingKey, bool) {
+	for _, k := range t.keys {
+		if !k.notBefore.IsZero() && created.Before(k.notBefore) {
+			continue
+		}
+		if !k.expires.IsZero() && expires.After(k.expires) {
+			continue
+		}
+		return k, true
+	}
+	return signingKey{}, false
+}
+
+// authority is the "@authority" of req (RFC 9421 section 2.2.3): the
+// host the request is sent to, lowercased, with the scheme's default
+// port removed.
+func authority(req *http.Request) (string, error) {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if host == "" {
+		return "", errors.New("botauth: request has no host to sign as @authority")
+	}
+	host = strings.ToLower(host)
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if p, _ := strconv.Atoi(port); p == 80 && req.URL.Scheme == "http" || p == 443 && req.URL.Scheme == "https" {
+			if strings.Contains(h, ":") {
+				return "[" + h + "]", nil
+			}
+			return h, nil
+		}
+	}
+	if !validString(host) {
+		return "", fmt.Errorf("botauth: host %q is not printable ASCII", host)
+	}
+	return host, nil
+}
+
+// CloseIdleConnections closes the idle connections of the base
+// RoundTripper, if it has such a method.
+func (t *Transport) CloseIdleConnections() {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if c, ok := base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
