@@ -1,0 +1,107 @@
+package botauth_test
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/botauth"
+)
+
+// A crawler signs every request it sends, robots.txt fetches and redirect
+// hops included, by putting the signer under the robots transport.
+func ExampleNewTransport() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("%s %s\n  Signature-Agent: %s\n  covers %s\n", r.Method, r.URL.Path,
+			r.Header.Get("Signature-Agent"), strings.SplitN(r.Header.Get("Signature-Input"), ";created=", 2)[0])
+	}))
+	defer site.Close()
+
+	pem, err := os.ReadFile("testdata/rfc9421-b14-ed25519.pem") // a test key: never in production
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := botauth.ParseKey(pem)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	signer, err := botauth.NewTransport(http.DefaultTransport, botauth.Options{
+		Keys:  []botauth.Key{key},
+		Agent: "https://crawler.example" + botauth.WellKnownPath,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := &http.Client{Transport: robots.NewTransport(signer, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1})}
+
+	resp, err := client.Get(site.URL + "/page")
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	// Output:
+	// GET /robots.txt
+	//   Signature-Agent: sig1="https://crawler.example/.well-known/http-message-signatures-directory"
+	//   covers sig1=("@method" "@authority" "@path" "signature-agent";key="sig1")
+	// GET /page
+	//   Signature-Agent: sig1="https://crawler.example/.well-known/http-message-signatures-directory"
+	//   covers sig1=("@method" "@authority" "@path" "signature-agent";key="sig1")
+}
+
+// The crawler's domain serves its key directory at the well-known path,
+// signed by each key it publishes.
+func ExampleNewDirectory() {
+	jwk, err := os.ReadFile("testdata/rfc9421-b14-ed25519.jwk") // a test key: never in production
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := botauth.ParseKey(jwk)
+	if err != nil {
+		log.Fatal(err)
+	}
+	key.Expires = time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	dir, err := botauth.NewDirectory(botauth.DirectoryOptions{
+		Keys: []botauth.Key{key},
+		Now:  func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(botauth.WellKnownPath, dir)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + botauth.WellKnownPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(resp.Header.Get("Content-Type"))
+	fmt.Println(string(body))
+	fmt.Println(strings.SplitN(resp.Header.Get("Signature-Input"), ";keyid=", 2)[0])
+	// Output:
+	// application/http-message-signatures-directory+json
+	// {"keys":[{"kty":"OKP","crv":"Ed25519","kid":"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs","use":"sig","exp":1798761600}]}
+	// binding=("@authority";req "content-digest");created=1796083200;expires=1796169600
+}
+
+// ParseKey reads a PKCS #8 PEM or a JWK; Thumbprint is the keyid its
+// signatures carry.
+func ExampleParseKey() {
+	key, err := botauth.ParseKey([]byte(`{"kty":"OKP","crv":"Ed25519","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(key.Thumbprint(), key.Private == nil)
+	// Output:
+	// poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U true
+}
