@@ -56,8 +56,8 @@ func (rec *recorder) requests() []received {
 // verified is what a valid signature covered.
 type verified struct {
 	label, keyid, nonce, agent string
-	created, expires          time.Time
-	covered                   map[string]string // component id → value
+	created, expires           time.Time
+	covered                    map[string]string // component id → value
 }
 
 // verifyRequest checks r's signature with the key keys holds for its
