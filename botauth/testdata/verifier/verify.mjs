@@ -14,11 +14,15 @@
 // Dictionary member RFC 9421 section 2.1.2 names, so for the Dictionary
 // form the request is handed to it with Signature-Agent narrowed to that
 // member's value; the bare String form is handed over as sent.
-import { verify, jwkToKeyID, helpers } from "web-bot-auth";
-import { verifierFromJWK } from "web-bot-auth/crypto";
-import * as httpsig from "http-message-sig";
-import { parseDictionary, parseItem, serializeItem } from "structured-headers";
-import { createHash } from "node:crypto";
+import { createHash, webcrypto } from "node:crypto";
+
+// Node.js 18 (Debian 12's) has WebCrypto but not yet as the global the
+// package calls; later versions have it.
+globalThis.crypto ??= webcrypto;
+const { verify, jwkToKeyID, helpers } = await import("web-bot-auth");
+const { verifierFromJWK } = await import("web-bot-auth/crypto");
+const httpsig = await import("http-message-sig");
+const { parseDictionary, parseItem, serializeItem } = await import("structured-headers");
 
 const MEDIA_TYPE = "application/http-message-signatures-directory+json";
 const DIRECTORY_TAG = "http-message-signatures-directory";
