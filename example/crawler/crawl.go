@@ -37,9 +37,10 @@ const (
 // config is one crawl.
 type config struct {
 	start    *url.URL
-	max      int           // URLs to visit
-	agent    string        // User-Agent, whose product token picks the groups
-	minDelay time.Duration // robots.Options.MinDelay
+	max      int               // URLs to visit
+	agent    string            // User-Agent, whose product token picks the groups
+	minDelay time.Duration     // robots.Options.MinDelay
+	base     http.RoundTripper // under the robots transport: the Web Bot Auth signer, or nil
 	now      func() time.Time
 	sleep    func(context.Context, time.Duration) error
 }
@@ -60,7 +61,7 @@ type crawler struct {
 }
 
 func newCrawler(cfg config, out *report) *crawler {
-	tr := robots.NewTransport(nil, robots.Options{
+	tr := robots.NewTransport(cfg.base, robots.Options{
 		UserAgent: cfg.agent,
 		MinDelay:  cfg.minDelay,
 		Now:       cfg.now,

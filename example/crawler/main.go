@@ -13,9 +13,16 @@
 //
 //	go run ./example/crawler -url https://example.com/ -max 20
 //
+// Given a key, it signs every request it sends, robots.txt fetches and
+// redirect hops included, with Web Bot Auth (package botauth), so that
+// sites can verify who is crawling:
+//
+//	go run ./example/crawler -sign-key key.pem \
+//		-sign-agent https://crawler.example/.well-known/http-message-signatures-directory
+//
 // Usage:
 //
-//	crawler [-url URL] [-max N] [-agent USER-AGENT]
+//	crawler [-url URL] [-max N] [-agent USER-AGENT] [-sign-key FILE [-sign-agent URL]]
 package main
 
 import (
@@ -32,6 +39,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/crawlkit/robots/botauth"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -71,7 +79,7 @@ func run(ctx context.Context, args []string, e env) error {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: crawler [-url URL] [-max N] [-agent USER-AGENT]\n\n"+
+		fmt.Fprint(fs.Output(), "Usage: crawler [-url URL] [-max N] [-agent USER-AGENT] [-sign-key FILE [-sign-agent URL]]\n\n"+
 			"Crawls a site through robots.Transport, printing for every URL whether\n"+
 			"robots.txt let it be fetched. Without -url it crawls a demo site that\n"+
 			"it serves itself on 127.0.0.1, so no network is needed.\n\n")
@@ -80,6 +88,8 @@ func run(ctx context.Context, args []string, e env) error {
 	rawURL := fs.String("url", "", "crawl this http or https `URL` and its origin instead of the demo site")
 	maxURLs := fs.Int("max", 50, "visit at most `N` URLs")
 	agent := fs.String("agent", demoAgent, "send this `User-Agent`; its leading product token selects the robots.txt group")
+	signKey := fs.String("sign-key", "", "sign every request with Web Bot Auth using the Ed25519 key in `FILE` (PKCS #8 PEM or JWK)")
+	signAgent := fs.String("sign-agent", "", "with -sign-key: the https `URL` of the crawler's key directory, sent in Signature-Agent")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -99,11 +109,21 @@ func run(ctx context.Context, args []string, e env) error {
 		return usage("-max must be at least 1, not %d", *maxURLs)
 	case policy.ProductToken(*agent) == "":
 		return usage("-agent %q does not start with a product token (letters, digits, '-' or '_'), which robots.txt groups are matched against", *agent)
+	case *signAgent != "" && *signKey == "":
+		return usage("-sign-agent names the key directory of -sign-key, which is missing")
 	}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	cfg := config{max: *maxURLs, agent: *agent, now: e.now, sleep: e.sleep}
+	if *signKey != "" {
+		signer, key, err := newSigner(*signKey, *signAgent, e.now)
+		if err != nil {
+			return usage("-sign-key: %v", err)
+		}
+		cfg.base = signer
+		fmt.Fprintf(e.stdout, "Signing every request with Web Bot Auth: key %s, key directory %q.\n\n", key.Thumbprint(), *signAgent)
+	}
 	if *rawURL != "" {
 		u, err := url.Parse(*rawURL)
 		if err != nil || originOf(u) == "" {
@@ -115,6 +135,21 @@ func run(ctx context.Context, args []string, e env) error {
 		return newCrawler(cfg, out).run(ctx)
 	}
 	return demo(ctx, cfg, e.stdout)
+}
+
+// newSigner returns the Web Bot Auth signer for the key in file, naming
+// agent as its key directory.
+func newSigner(file, agent string, now func() time.Time) (*botauth.Transport, botauth.Key, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, botauth.Key{}, err
+	}
+	key, err := botauth.ParseKey(data)
+	if err != nil {
+		return nil, botauth.Key{}, err
+	}
+	signer, err := botauth.NewTransport(http.DefaultTransport, botauth.Options{Keys: []botauth.Key{key}, Agent: agent, Now: now})
+	return signer, key, err
 }
 
 // demo serves the embedded site on a loopback port and crawls it, then

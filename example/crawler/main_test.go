@@ -5,10 +5,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -361,5 +367,78 @@ func TestLinks(t *testing.T) {
 				t.Errorf("links(%q) = %q, want %q", tc.page, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSigning crawls with -sign-key: every request the site receives,
+// robots.txt and the redirect hop included, carries a Web Bot Auth
+// signature that verifies with the key, over its own path, with a nonce
+// of its own.
+func TestSigning(t *testing.T) {
+	const agentURL = "https://crawler.example/.well-known/http-message-signatures-directory"
+	seed := bytes.Repeat([]byte{9}, ed25519.SeedSize)
+	priv := ed25519.NewKeyFromSeed(seed)
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	type seen struct{ method, host, path, input, signature, agent string }
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, seen{r.Method, r.Host, r.URL.EscapedPath(), r.Header.Get("Signature-Input"), r.Header.Get("Signature"), r.Header.Get("Signature-Agent")})
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			http.Redirect(w, r, "/home", http.StatusFound)
+		default:
+			fmt.Fprint(w, "<html>no links</html>")
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	out, clk, err := crawlTest(t, "-url", srv.URL+"/", "-sign-key", keyFile, "-sign-agent", agentURL)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Signing every request with Web Bot Auth: key ") {
+		t.Errorf("output does not say it signs:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("site saw %d requests, want robots.txt, / and the hop to /home: %+v", len(got), got)
+	}
+	input := regexp.MustCompile(`^sig1=(\("@method" "@authority" "@path" "signature-agent";key="sig1"\);created=(\d+);expires=\d+;keyid="[^"]+";nonce="([^"]+)";tag="web-bot-auth")$`)
+	nonces := map[string]bool{}
+	for _, r := range got {
+		m := input.FindStringSubmatch(r.input)
+		if m == nil {
+			t.Fatalf("%s: Signature-Input %q", r.path, r.input)
+		}
+		if created, _ := strconv.ParseInt(m[2], 10, 64); created < newClock().Now().Unix() || created > clk.Now().Unix() {
+			t.Errorf("%s: created %d, not on the injected clock (%d at the end)", r.path, created, clk.Now().Unix())
+		}
+		base := fmt.Sprintf("\"@method\": %s\n\"@authority\": %s\n\"@path\": %s\n\"signature-agent\";key=\"sig1\": %q\n\"@signature-params\": %s",
+			r.method, r.host, r.path, agentURL, m[1])
+		sig, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.signature, "sig1=:"), ":"))
+		if err != nil || !ed25519.Verify(priv.Public().(ed25519.PublicKey), []byte(base), sig) {
+			t.Errorf("%s: signature %q does not verify over\n%s", r.path, r.signature, base)
+		}
+		if r.agent != `sig1="`+agentURL+`"` {
+			t.Errorf("%s: Signature-Agent %q", r.path, r.agent)
+		}
+		if nonces[m[3]] {
+			t.Errorf("%s: nonce reused", r.path)
+		}
+		nonces[m[3]] = true
 	}
 }
