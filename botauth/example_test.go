@@ -105,3 +105,39 @@ func ExampleParseKey() {
 	// Output:
 	// poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U true
 }
+
+// Sign gives a signed clone of a request for a caller that sends it some
+// other way; the original is left as it was.
+func ExampleTransport_Sign() {
+	pem, err := os.ReadFile("testdata/rfc9421-b14-ed25519.pem") // a test key: never in production
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := botauth.ParseKey(pem)
+	if err != nil {
+		log.Fatal(err)
+	}
+	signer, err := botauth.NewTransport(nil, botauth.Options{
+		Keys:      []botauth.Key{key},
+		Agent:     "https://crawler.example" + botauth.WellKnownPath,
+		AgentForm: botauth.AgentString, // for verifiers on the web-bot-auth npm package 0.1.x
+		Now:       func() time.Time { return time.Unix(1796083200, 0) },
+		Lifetime:  time.Minute,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "https://site.example/page?id=1", nil)
+	signed, err := signer.Sign(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	in := signed.Header.Get("Signature-Input")
+	fmt.Println(signed.Header.Get("Signature-Agent"))
+	fmt.Println(in[:strings.Index(in, ";nonce=")])
+	fmt.Println(req.Header.Get("Signature-Input") == "")
+	// Output:
+	// "https://crawler.example/.well-known/http-message-signatures-directory"
+	// sig1=("@method" "@authority" "@path" "signature-agent");created=1796083200;expires=1796083260;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"
+	// true
+}
