@@ -103,7 +103,8 @@ type Options struct {
 // it is sent: placed under robots.Transport it signs each robots.txt
 // fetch and each redirect hop for its own URL. The signature covers
 // "@method", "@authority" and "@path" (RFC 9421 section 2.2), and the
-// Signature-Agent member naming the key directory; its parameters are
+// Signature-Agent field naming the key directory (its member, in the
+// Dictionary form); its parameters are
 // "created", "expires", "keyid" (the key's JWK thumbprint), a "nonce" of
 // 64 random bytes fresh for each request, and "tag" (Tag). The query and
 // the body are not covered: a captured signature could be replayed, until
@@ -209,7 +210,7 @@ func checkAgent(agent string) error {
 // If req cannot be signed it is not sent, its body is closed and the
 // error returned.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	signed, err := t.Sign(req)
+	out, err := t.Sign(req)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
@@ -220,7 +221,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base.RoundTrip(signed)
+	return base.RoundTrip(out)
 }
 
 // Sign returns a clone of req carrying a fresh signature, for a caller
