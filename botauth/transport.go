@@ -46,15 +46,16 @@ const (
 	// whose member, keyed by the signature's label, is the directory's
 	// URL: `sig1="https://crawler.example/..."`. The signature covers
 	// that member, `"signature-agent";key="sig1"`. This is the form of
-	// draft-ietf-webbotauth-httpsig-protocol-00 and -01.
+	// draft-ietf-webbotauth-httpsig-protocol-00 and -01, and of
+	// draft-meunier-web-bot-auth-architecture from -04.
 	AgentDictionary AgentForm = iota
 
 	// AgentString sends Signature-Agent as a bare RFC 9651 String,
 	// `"https://crawler.example/..."`, and the signature covers the whole
-	// field, `"signature-agent"`. This is the form of the earlier
-	// draft-meunier-web-bot-auth-architecture, which the web-bot-auth
-	// package on npm (0.1.x) verifies; -01 lets verifiers accept it but
-	// tells signers to send the Dictionary.
+	// field, `"signature-agent"`. This is the form of
+	// draft-meunier-web-bot-auth-architecture up to -03, which the
+	// web-bot-auth package on npm (0.1.3) verifies; -01 lets verifiers
+	// accept it but tells signers to send the Dictionary.
 	AgentString
 )
 
