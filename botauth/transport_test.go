@@ -223,3 +223,33 @@ func TestTransportRotatesKeys(t *testing.T) {
 		t.Errorf("a signature outliving the key: %v, want ErrNoKey", err)
 	}
 }
+
+// TestTransportConcurrentUse signs from many goroutines at once (run
+// with -race): each request gets its own nonce.
+func TestTransportConcurrentUse(t *testing.T) {
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{newKey(1)}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 32
+	inputs := make(chan string, n)
+	for range n {
+		go func() {
+			req, err := signer.Sign(httptest.NewRequest("GET", "http://site.test/", nil))
+			if err != nil {
+				t.Error(err)
+				inputs <- ""
+				return
+			}
+			inputs <- req.Header.Get("Signature-Input")
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		in := <-inputs
+		if seen[in] {
+			t.Errorf("two requests signed alike: %s", in)
+		}
+		seen[in] = true
+	}
+}

@@ -1,0 +1,34 @@
+package botauth
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+// TestAuthority checks "@authority" as RFC 9421 section 2.2.3 derives it:
+// lowercased, the scheme's default port dropped, any other port kept, the
+// Host override preferred to the URL's host.
+func TestAuthority(t *testing.T) {
+	tests := []struct {
+		url, host, want string
+	}{
+		{"https://Example.COM/", "", "example.com"},
+		{"https://example.com:443/", "", "example.com"},
+		{"http://example.com:80/", "", "example.com"},
+		{"http://example.com:443/", "", "example.com:443"},
+		{"https://example.com:8443/", "", "example.com:8443"},
+		{"https://[::1]:443/", "", "[::1]"},
+		{"http://[::1]:8080/", "", "[::1]:8080"},
+		{"http://127.0.0.1/", "Site.Example", "site.example"},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest("GET", tt.url, nil)
+		req.Host = tt.host
+		if tt.host == "" {
+			req.Host = req.URL.Host
+		}
+		if got, err := authority(req); err != nil || got != tt.want {
+			t.Errorf("authority(%s, Host %q) = %q, %v; want %q", tt.url, tt.host, got, err, tt.want)
+		}
+	}
+}
