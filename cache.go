@@ -802,13 +802,10 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 	default:
 		// Preferences are read only for a crawler that declared its
 		// purposes: reporting them costs nothing on an allowed request.
-		if len(d.purposes) > 0 {
-			prefs := agent.Preferences(tg.uri)
-			if p, out := d.optedOut(prefs); out {
-				line := p.From[0]
-				e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(agent.Token(), tokens), Label: p.Label, Preference: &line, Preferences: &prefs}
-				break
-			}
+		if p, out := agent.OptedOut(tg.uri, d.purposes...); out {
+			line, prefs := p.From[0], agent.Preferences(tg.uri)
+			e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(agent.Token(), tokens), Resolved: p.Resolved, Label: p.Label, Preference: &line, Preferences: &prefs}
+			break
 		}
 		d.stats.allowed.Add(1)
 		return agent, nil
@@ -823,18 +820,6 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
 	}
 	return agent, e
-}
-
-// optedOut returns the preference of the first purpose the crawler
-// declared (Options.Purposes) when the site's preference in prefs is "n"
-// for every one of them, and reports whether it is.
-func (d *decider) optedOut(prefs policy.Preferences) (policy.Preference, bool) {
-	for _, label := range d.purposes {
-		if prefs.Label(label).Usage != policy.UsageDisallowed {
-			return policy.Preference{}, false
-		}
-	}
-	return prefs.Label(d.purposes[0]), true
 }
 
 // refusedFor names the product token a refusal speaks for: the one whose

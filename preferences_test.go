@@ -255,3 +255,75 @@ func ExampleTransport_ResponsePreferences() {
 	// search=y by Content-Signal: search=yes, ai-train=yes (line 2)
 	// ai-input=unknown
 }
+
+// spellings are seven ways of writing a request for /ai/x that a server
+// serves as /ai/x: as written, with dot segments ("%2E" too), with
+// repeated slashes merged first, and with "%2F" decoded.
+var spellings = []string{
+	"/ai/x",
+	"/public/../ai/x",
+	"/public/%2e%2e/ai/x",
+	"/public/./../ai/x",
+	"//ai/x",
+	"/public//../ai/x",
+	"/public/..%2fai/x",
+}
+
+// TestPurposesEveryForm checks that an AI usage opt-out holds for every
+// spelling of a URL that a server serves as the opted-out path, as a
+// Disallow rule does: each is refused unsent by preference, the error
+// naming the form refused, and Preferences reports "n" for each.
+func TestPurposesEveryForm(t *testing.T) {
+	ctx := context.Background()
+	t.Run("Content-Usage", func(t *testing.T) {
+		site := newPrefSite(t, "User-agent: *\nContent-Usage: /ai/ train-ai=n\nContent-Usage: /public/ train-ai=y\n", "")
+		tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: []string{"train-ai"}})
+		client := &http.Client{Transport: tr}
+		for _, path := range spellings {
+			resp, err := client.Get(site.URL + path)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var de *robots.DisallowedError
+			if !errors.As(err, &de) || !de.ByPreference() {
+				t.Errorf("GET %s: err = %v, want a refusal by preference", path, err)
+				continue
+			}
+			if de.Preference.Line != 2 {
+				t.Errorf("GET %s: refused by %v, want line 2", path, de.Preference)
+			}
+			if path != "/ai/x" && (de.Resolved != "/ai/x" || !strings.Contains(err.Error(), "(resolved as /ai/x)")) {
+				t.Errorf("GET %s: Resolved %q, error %q; want the form /ai/x named", path, de.Resolved, err)
+			}
+			p, err := tr.Preferences(ctx, site.URL+path)
+			if err != nil || p.Label("train-ai").Usage != policy.UsageDisallowed {
+				t.Errorf("Preferences(%s) = %v, %v; want train-ai=n", path, p, err)
+			}
+		}
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		if len(site.hits) != 0 {
+			t.Errorf("sent: %v", site.hits)
+		}
+	})
+	t.Run("Disallow", func(t *testing.T) {
+		site := newPrefSite(t, "User-agent: *\nDisallow: /ai/\nAllow: /public/\n", "")
+		tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: []string{"train-ai"}})
+		client := &http.Client{Transport: tr}
+		for _, path := range spellings {
+			resp, err := client.Get(site.URL + path)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var de *robots.DisallowedError
+			if !errors.As(err, &de) || de.Rule == nil || de.Rule.Line != 2 {
+				t.Errorf("GET %s: err = %v, want a refusal by Disallow: /ai/", path, err)
+			}
+		}
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		if len(site.hits) != 0 {
+			t.Errorf("sent: %v", site.hits)
+		}
+	})
+}
