@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/internal/sfv"
 	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/match"
@@ -48,6 +49,30 @@ var vocabulary = [...]struct {
 
 // nLabels is the number of labels in vocabulary.
 const nLabels = len(vocabulary)
+
+// Labels returns the labels a preference is reported for, in the order
+// Preferences lists them: "train-ai", "search" and "ai-input".
+func Labels() []string {
+	out := make([]string, nLabels)
+	for i, v := range vocabulary {
+		out[i] = v.label
+	}
+	return out
+}
+
+// LabelOf returns the label that name stands for, and whether it stands
+// for one: a label in any letter case ("Train-AI" is "train-ai"), or a
+// key of Content-Signal, which names the same uses ("ai-train" is
+// "train-ai"). A crawler declaring its purposes may use either spelling.
+func LabelOf(name string) (string, bool) {
+	name = norm.Lower(strings.TrimSpace(name))
+	for _, v := range vocabulary {
+		if name == v.label || name == v.signal {
+			return v.label, true
+		}
+	}
+	return "", false
+}
 
 // droppedLabels are the labels that earlier versions of the AIPREF
 // vocabulary defined and draft-ietf-aipref-vocab-07 no longer does, with

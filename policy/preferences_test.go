@@ -386,3 +386,30 @@ func TestPreferencesEveryForm(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelOf checks the spellings a crawler may declare a purpose in:
+// a label in any letter case, or Content-Signal's key for it.
+func TestLabelOf(t *testing.T) {
+	for _, tc := range []struct {
+		name, label string
+		ok          bool
+	}{
+		{"train-ai", "train-ai", true},
+		{"Train-AI", "train-ai", true},
+		{"ai-train", "train-ai", true},
+		{"AI-Train", "train-ai", true},
+		{" search ", "search", true},
+		{"SEARCH", "search", true},
+		{"ai-input", "ai-input", true},
+		{"train-ia", "", false},
+		{"tdm", "", false},
+		{"", "", false},
+	} {
+		if label, ok := policy.LabelOf(tc.name); label != tc.label || ok != tc.ok {
+			t.Errorf("LabelOf(%q) = %q, %v; want %q, %v", tc.name, label, ok, tc.label, tc.ok)
+		}
+	}
+	if got := strings.Join(policy.Labels(), " "); got != "train-ai search ai-input" {
+		t.Errorf("Labels() = %s", got)
+	}
+}
