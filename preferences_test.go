@@ -243,6 +243,35 @@ func TestResponsePreferences(t *testing.T) {
 	}
 }
 
+// TestResponsePreferencesEveryLine checks that a response's preference
+// combines every Content-Usage field line, as HTTP combines repeated
+// fields (RFC 9110 section 5.3): train-ai=n on the second line counts.
+func TestResponsePreferencesEveryLine(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		w.Header().Add("Content-Usage", "search=y")
+		w.Header().Add("Content-Usage", "train-ai=n")
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(site.Close)
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: -1})
+	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p, err := tr.ResponsePreferences(context.Background(), resp)
+	if err != nil || p.String() != "train-ai=n search=y ai-input=unknown" {
+		t.Fatalf("ResponsePreferences = %v, %v; want train-ai=n search=y ai-input=unknown", p, err)
+	}
+	if from := p.Label("train-ai").From; len(from) != 1 || from[0].Value != "search=y, train-ai=n" {
+		t.Errorf("train-ai from %+v, want the header's two lines combined", from)
+	}
+}
+
 // ExampleTransport_Preferences declares a crawler's purpose: a URL whose
 // site says train-ai=n is refused before it is sent, and the preferences
 // of the others can be read without sending them.
