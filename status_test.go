@@ -88,6 +88,41 @@ func TestStatusSizeLimit(t *testing.T) {
 	}
 }
 
+// TestStatusExactSize checks that a robots.txt of exactly the size
+// limit is read whole, its last line too when no newline ends it, and is
+// not reported truncated, plain or gzip-encoded.
+func TestStatusExactSize(t *testing.T) {
+	head := "User-agent: *\nDisallow: /early\n"
+	last := "Disallow: /last"
+	body := head + strings.Repeat("#\n", (policy.MaxSize-len(head)-len(last))/2) + strings.Repeat("#", (policy.MaxSize-len(head)-len(last))%2) + last
+	if len(body) != policy.MaxSize {
+		t.Fatalf("fixture is %d bytes, want %d", len(body), policy.MaxSize)
+	}
+	for _, gz := range []bool{false, true} {
+		t.Run(fmt.Sprint("gzip=", gz), func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if gz {
+					w.Header().Set("Content-Encoding", "gzip")
+					w.Write(gzipped(t, body))
+					return
+				}
+				io.WriteString(w, body)
+			})
+			tr := newTestTransport(t, newClock(), Options{})
+			ctx := context.Background()
+			for _, p := range []string{"/early", "/last"} {
+				if err := tr.Check(ctx, s.URL+p); !errors.Is(err, ErrDisallowed) {
+					t.Errorf("%s: %v, want refused", p, err)
+				}
+			}
+			info, _ := tr.Robots(ctx, s.URL)
+			if info.Truncated || info.Size != int64(policy.MaxSize) || len(info.Body) != policy.MaxSize {
+				t.Errorf("Truncated, Size = %v, %d; want false, %d", info.Truncated, info.Size, policy.MaxSize)
+			}
+		})
+	}
+}
+
 // countingBase counts the response body bytes read through it.
 func countingBase(n *atomic.Int64) http.RoundTripper {
 	return rtFunc(func(r *http.Request) (*http.Response, error) {
@@ -341,6 +376,9 @@ func TestStatus4xx(t *testing.T) {
 			info, _ := tr.Robots(context.Background(), s.URL)
 			if info.Outcome != Unavailable || info.StatusCode != code || info.Policy != nil {
 				t.Errorf("Robots = %v %d %v, want unavailable %d with no policy", info.Outcome, info.StatusCode, info.Policy, code)
+			}
+			if st := tr.Stats(); st.Fetches[Unavailable] != 1 || st.Fetches[Unreachable] != 0 || st.Fetches[Parsed] != 0 || st.FetchStatus["4xx"] != 1 {
+				t.Errorf("Fetches %v, FetchStatus %v; want one unavailable 4xx fetch", st.Fetches, st.FetchStatus)
 			}
 		})
 	}
