@@ -802,10 +802,12 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 	default:
 		// Preferences are read only for a crawler that declared its
 		// purposes: reporting them costs nothing on an allowed request.
-		if p, out := agent.OptedOut(tg.uri, d.purposes...); out {
-			line, prefs := p.From[0], agent.Preferences(tg.uri)
-			e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(agent.Token(), tokens), Resolved: p.Resolved, Label: p.Label, Preference: &line, Preferences: &prefs}
-			break
+		if len(d.purposes) > 0 {
+			if p, out := agent.OptedOut(tg.uri, d.purposes...); out {
+				line, prefs := p.From[0], agent.Preferences(tg.uri)
+				e = &DisallowedError{URL: tg.url.Redacted(), Token: refusedFor(agent.Token(), tokens), Resolved: p.Resolved, Label: p.Label, Preference: &line, Preferences: &prefs}
+				break
+			}
 		}
 		d.stats.allowed.Add(1)
 		return agent, nil
