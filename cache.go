@@ -132,6 +132,9 @@ func (c *robotsCache) state(ctx context.Context, o *origin, now time.Time) (*sta
 func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 	prev := o.current()
 	base := recordOf(prev)
+	// Where to fetch is known before anything is asked of the store, so
+	// that the renewal reads top-down: cache, store, fetcher.
+	robotsURL, host := o.id.robotsURL()
 	defer func() {
 		// The store, the fetcher and the logger contain their plug-ins'
 		// panics; this catches the rest, which singleflight would
@@ -167,7 +170,6 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		} else {
 			// Fetch, and save what the fetch leads to, merged with what
 			// other writers stored meanwhile.
-			robotsURL, host := o.id.robotsURL()
 			v := validatorsOf(base)
 			res = c.fetcher.fetch(ctx, robotsURL, host, v)
 			saved := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
