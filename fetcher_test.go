@@ -1,10 +1,13 @@
 package robots
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -440,5 +443,114 @@ func TestStatusUnreachable(t *testing.T) {
 				t.Errorf("Robots = %v, err %v, policy %v; want unreachable with an error", info.Outcome, info.Err, info.Policy)
 			}
 		})
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	io.WriteString(zw, s)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGzip checks that a gzip-encoded robots.txt is decoded and that the
+// size limit counts decoded bytes.
+func TestGzip(t *testing.T) {
+	long := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding\n", 2*policy.MaxSize/10) + "Disallow: /past\n"
+	for _, tc := range []struct {
+		name                string
+		body                string
+		early, past         bool // allowed?
+		truncated           bool
+		wantSize, maxRawLen int64
+	}{
+		{name: "decoded", body: privateRobots + "Disallow: /past\n", early: true, past: false, wantSize: int64(len(privateRobots) + 16)},
+		{name: "limit counts decoded bytes", body: long, early: false, past: true, truncated: true, wantSize: int64(len(policy.Truncate([]byte(long), policy.MaxSize)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zipped := gzipped(t, tc.body)
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Accept-Encoding") != "gzip" {
+					t.Errorf("Accept-Encoding %q, want gzip", r.Header.Get("Accept-Encoding"))
+				}
+				w.Header().Set("Content-Encoding", "gzip")
+				w.Write(zipped)
+			})
+			var read atomic.Int64
+			c := newClock()
+			tr := NewTransport(countingBase(&read), Options{Now: c.Now, Sleep: c.Sleep})
+			ctx := context.Background()
+			if err := tr.Check(ctx, s.URL+"/early"); (err == nil) != tc.early {
+				t.Errorf("/early: %v, want allowed=%v", err, tc.early)
+			}
+			if err := tr.Check(ctx, s.URL+"/past"); (err == nil) != tc.past {
+				t.Errorf("/past: %v, want allowed=%v", err, tc.past)
+			}
+			info, _ := tr.Robots(ctx, s.URL)
+			if info.Size != tc.wantSize || info.Truncated != tc.truncated {
+				t.Errorf("Size, Truncated = %d, %v; want %d, %v", info.Size, info.Truncated, tc.wantSize, tc.truncated)
+			}
+			if read.Load() > int64(len(zipped)) {
+				t.Errorf("read %d compressed bytes of %d", read.Load(), len(zipped))
+			}
+		})
+	}
+}
+
+// FuzzReadLimited checks that whatever the body, no more than the limit
+// is kept and what is kept ends at a line end.
+func FuzzReadLimited(f *testing.F) {
+	f.Add([]byte("User-agent: *\nDisallow: /x\n"), false)
+	f.Add([]byte(strings.Repeat("a\n", 100)), true)
+	f.Fuzz(func(t *testing.T, body []byte, gzipped bool) {
+		const limit = 64
+		enc := ""
+		if gzipped {
+			enc = "gzip"
+		}
+		kept, truncated, err := readLimited(bytes.NewReader(body), enc, limit)
+		if err != nil {
+			return
+		}
+		if len(kept) > limit {
+			t.Fatalf("kept %d bytes, limit %d", len(kept), limit)
+		}
+		if truncated && len(kept) > 0 && !bytes.ContainsAny(kept[len(kept)-1:], "\r\n") {
+			t.Fatalf("truncated body %q ends mid-line", kept)
+		}
+	})
+}
+
+// TestMaxSizeClamped checks that a MaxSize of math.MaxInt reads plain
+// and gzip files in full instead of overflowing into an empty or
+// unreachable robots.txt.
+func TestMaxSizeClamped(t *testing.T) {
+	for _, enc := range []string{"", "gzip"} {
+		t.Run("encoding "+enc, func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if enc == "gzip" {
+					w.Header().Set("Content-Encoding", "gzip")
+					w.Write(gzipped(t, privateRobots))
+					return
+				}
+				io.WriteString(w, privateRobots)
+			})
+			tr := newTestTransport(t, newClock(), Options{MaxSize: math.MaxInt})
+			if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("/private: %v, want refused", err)
+			}
+			if info, _ := tr.Robots(context.Background(), s.URL); info.Outcome != Parsed || string(info.Body) != privateRobots {
+				t.Errorf("Robots = %v %q", info.Outcome, info.Body)
+			}
+		})
+	}
+	if got := newConfig(Options{MaxSize: math.MaxInt}).maxSize; got != MaxMaxSize {
+		t.Errorf("maxSize %d, want MaxMaxSize", got)
+	}
+	if got := newConfig(Options{MaxSize: 1}).maxSize; got != policy.MaxSize {
+		t.Errorf("maxSize %d, want policy.MaxSize", got)
 	}
 }
