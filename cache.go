@@ -19,13 +19,13 @@ import (
 // robotsCache is what a transport knows of each origin's robots.txt and
 // when to renew it: the origins held in memory, bounded in count and in
 // the bytes their parsed robots.txt take (otter's W-TinyLFU forgets the
-// least useful first); each origin's record and its pure state machine;
-// and one renewal per origin at a time, which takes the fleet's lease,
-// loads the newest stored record, fetches when that is due and saves the
-// result merged with what other writers stored. A body is parsed once,
-// where it is read: by the fetcher, or by the store. A forgotten origin's
-// record stays in the store. The decider, at the end of the file, decides
-// requests under the state the cache gives. It is safe for concurrent use.
+// least useful first), each with its state (record.go), and one renewal
+// per origin at a time, which takes the fleet's lease, loads the newest
+// stored record, fetches when that is due and saves the result merged
+// with what other writers stored (store.go). A body is parsed once, where
+// it is read: by the fetcher, or by the store. A forgotten origin's record
+// stays in the store. The decider (decider.go) decides requests under the
+// state the cache gives. It is safe for concurrent use.
 type robotsCache struct {
 	table   *otter.Cache[originID, *origin]
 	flight  singleflight.Group // one renewal per origin, keyed by its store key
