@@ -1,8 +1,6 @@
 package robots
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -12,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/crawlkit/robots/policy"
 )
 
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
@@ -114,60 +110,6 @@ func TestFreshness(t *testing.T) {
 			check(1)
 			c.Advance(time.Second)
 			check(2)
-		})
-	}
-}
-
-func gzipped(t *testing.T, s string) []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	io.WriteString(zw, s)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// TestGzip checks that a gzip-encoded robots.txt is decoded and that the
-// size limit counts decoded bytes.
-func TestGzip(t *testing.T) {
-	long := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding\n", 2*policy.MaxSize/10) + "Disallow: /past\n"
-	for _, tc := range []struct {
-		name                string
-		body                string
-		early, past         bool // allowed?
-		truncated           bool
-		wantSize, maxRawLen int64
-	}{
-		{name: "decoded", body: privateRobots + "Disallow: /past\n", early: true, past: false, wantSize: int64(len(privateRobots) + 16)},
-		{name: "limit counts decoded bytes", body: long, early: false, past: true, truncated: true, wantSize: int64(len(policy.Truncate([]byte(long), policy.MaxSize)))},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			zipped := gzipped(t, tc.body)
-			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Accept-Encoding") != "gzip" {
-					t.Errorf("Accept-Encoding %q, want gzip", r.Header.Get("Accept-Encoding"))
-				}
-				w.Header().Set("Content-Encoding", "gzip")
-				w.Write(zipped)
-			})
-			var read atomic.Int64
-			c := newClock()
-			tr := NewTransport(countingBase(&read), Options{Now: c.Now, Sleep: c.Sleep})
-			ctx := context.Background()
-			if err := tr.Check(ctx, s.URL+"/early"); (err == nil) != tc.early {
-				t.Errorf("/early: %v, want allowed=%v", err, tc.early)
-			}
-			if err := tr.Check(ctx, s.URL+"/past"); (err == nil) != tc.past {
-				t.Errorf("/past: %v, want allowed=%v", err, tc.past)
-			}
-			info, _ := tr.Robots(ctx, s.URL)
-			if info.Size != tc.wantSize || info.Truncated != tc.truncated {
-				t.Errorf("Size, Truncated = %d, %v; want %d, %v", info.Size, info.Truncated, tc.wantSize, tc.truncated)
-			}
-			if read.Load() > int64(len(zipped)) {
-				t.Errorf("read %d compressed bytes of %d", read.Load(), len(zipped))
-			}
 		})
 	}
 }

@@ -34,8 +34,11 @@
 // A site's robots.txt can also say what a crawler may do with the content
 // (Content-Usage and Content-Signal lines): Preferences reads them for a
 // URL and ResponsePreferences adds a page's Content-Usage header; with
-// Options.Purposes, a URL whose site says "n" for every purpose declared
-// is refused too, its DisallowedError naming the label and the line.
+// Options.Purposes, a URL whose site says "n" for every purpose declared,
+// in any form of the URL a server may serve, is refused too, its
+// DisallowedError naming the label, the line and the form. Purposes are
+// labels in any letter case or Content-Signal's keys ("ai-train"); an
+// unknown one makes every request fail with ErrUnknownPurpose.
 //
 // Check answers the same question without sending anything, for a crawl
 // frontier; Robots gives an origin's parsed robots.txt and its sitemaps;

@@ -26,8 +26,8 @@ type DisallowedError struct {
 	// Rule is the rule that refused the URL, nil when the origin's
 	// robots.txt was unreachable instead.
 	Rule *policy.Rule
-	// Resolved is, when Rule refused not the request-URI as it would be
-	// sent but a form a server serves it as (dot segments resolved,
+	// Resolved is, when Rule or Preference refused not the request-URI
+	// as it would be sent but a form a server serves it as (dot segments resolved,
 	// "/public/../private" as "/private"; repeated slashes merged
 	// first, "/public//../private" as "/private"; or %2F decoded where
 	// that makes dot segments, "/public/..%2fprivate" as "/private"),
@@ -90,6 +90,11 @@ func (e *DisallowedError) Error() string {
 		}
 	case e.Preference != nil:
 		b.WriteString(e.preferenceDetail())
+		if e.Resolved != "" {
+			b.WriteString(" (resolved as ")
+			b.WriteString(e.Resolved)
+			b.WriteString(")")
+		}
 	}
 	return b.String()
 }

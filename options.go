@@ -151,13 +151,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Purposes are the uses the crawler makes of what it fetches, as AI
 	// usage preference labels: "train-ai" and "search" (AIPREF), or
-	// "ai-input" (Content-Signal only). When the site's robots.txt
-	// preference for a URL (Content-Usage and Content-Signal combined,
-	// see policy.Preferences) is "n" for every purpose declared, the
-	// request is refused unsent with a *DisallowedError whose
-	// ByPreference reports true. A label no line can state never refuses.
-	// If empty, preferences are only reported (Transport.Preferences),
-	// never enforced.
+	// "ai-input" (Content-Signal only), in any letter case, with
+	// Content-Signal's keys as aliases ("ai-train" for "train-ai"; see
+	// policy.LabelOf). When the site's robots.txt preference for a URL
+	// (Content-Usage and Content-Signal combined, see policy.Preferences)
+	// is "n" for every purpose declared, in any form of the URL a server
+	// may serve, the request is refused unsent with a *DisallowedError
+	// whose ByPreference reports true. A purpose that stands for no label
+	// is a configuration error: it is logged once, and every request,
+	// Check, Preferences and ResponsePreferences return an error matching
+	// ErrUnknownPurpose that names it and the labels known. If empty,
+	// preferences are only reported (Transport.Preferences), never
+	// enforced.
 	Purposes []string
 }
 
@@ -167,9 +172,12 @@ type config struct {
 	userAgent string
 	tokens    []string
 	purposes  []string
-	now       func() time.Time
-	sleep     func(context.Context, time.Duration) error
-	logger    *slog.Logger
+	// purposesErr is the error of an unknown purpose, which every
+	// request and check returns.
+	purposesErr error
+	now         func() time.Time
+	sleep       func(context.Context, time.Duration) error
+	logger      *slog.Logger
 
 	fetchTimeout, minDelay, maxCrawlDelay time.Duration
 	freshness, minFreshness               time.Duration
@@ -185,7 +193,6 @@ func newConfig(opts Options) config {
 	c := config{
 		userAgent:      opts.UserAgent,
 		tokens:         opts.Agents,
-		purposes:       normalPurposes(opts.Purposes),
 		now:            opts.Now,
 		sleep:          opts.Sleep,
 		logger:         opts.Logger,
@@ -200,6 +207,7 @@ func newConfig(opts Options) config {
 		maxOrigins:     opts.MaxOrigins,
 		maxRobotsBytes: opts.MaxRobotsBytes,
 	}
+	c.purposes, c.purposesErr = normalPurposes(opts.Purposes)
 	c.minFreshness = min(positiveOr(opts.MinFreshness, DefaultMinFreshness), c.freshness)
 	c.maxBackoff = min(positiveOr(opts.MaxBackoff, DefaultMaxBackoff), c.freshness)
 	c.minBackoff = min(c.minBackoff, c.maxBackoff)
@@ -224,6 +232,9 @@ func newConfig(opts Options) config {
 		c.logger = slog.New(slog.DiscardHandler)
 	} else {
 		c.logger = slog.New(safeHandler{c.logger.Handler()})
+	}
+	if c.purposesErr != nil {
+		c.logger.Error("robots: every request fails until Options.Purposes is corrected", "error", c.purposesErr)
 	}
 	return c
 }

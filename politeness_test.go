@@ -144,25 +144,3 @@ func TestWaitHonoursContext(t *testing.T) {
 		t.Errorf("Waited = %v, want the time spent before the cancel", w)
 	}
 }
-
-// TestRetryAfterParse checks the reading of Retry-After values.
-func TestRetryAfterParse(t *testing.T) {
-	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"0", 0},
-		{" 5 ", 5 * time.Second},
-		{"99999999999999999999", 1<<63 - 1},
-		{"-5", 0},
-		{"5s", 0},
-		{"Sat, 01 Mar 2025 12:01:00 GMT", time.Minute},
-		{"Saturday, 01-Mar-25 12:01:00 GMT", time.Minute},
-	} {
-		if got := retryAfter(http.Header{"Retry-After": {tc.in}}, now); got != tc.want {
-			t.Errorf("retryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}

@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,9 +23,15 @@ import (
 // robots.txt is unavailable or unreachable every preference is unknown:
 // Check tells those apart. It returns an error for a URL that is not an
 // absolute http or https URL (one matching ErrNotHTTP for another scheme,
-// as Check does), and the context's error.
+// as Check does), one matching ErrUnknownPurpose as Check does, and the
+// context's error. A URL's preferences are those of every form of it a
+// server may serve, the most restrictive per label (see
+// policy.Agent.Preferences).
 func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
 	t.init()
+	if t.cfg.purposesErr != nil {
+		return policy.Preferences{}, t.cfg.purposesErr
+	}
 	tg, err := urlTarget(rawURL)
 	if err != nil {
 		return policy.Preferences{}, err
@@ -42,6 +49,9 @@ func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Pref
 // already. resp must carry its Request.
 func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response) (policy.Preferences, error) {
 	t.init()
+	if t.cfg.purposesErr != nil {
+		return policy.Preferences{}, t.cfg.purposesErr
+	}
 	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
 		return policy.Preferences{}, errors.New("robots: response has no request URL")
 	}
@@ -85,14 +95,31 @@ func (e *DisallowedError) preferenceDetail() string {
 	return ": " + e.Label + "=n by " + e.Preference.String()
 }
 
-// normalPurposes returns the declared purposes without empty or
-// repeated labels.
-func normalPurposes(purposes []string) []string {
+// ErrUnknownPurpose is what every request, Check, Preferences and
+// ResponsePreferences of a transport return, wrapped, when
+// Options.Purposes names a purpose that no label stands for: a purpose
+// the transport cannot enforce is a configuration error, never a silent
+// no-op.
+var ErrUnknownPurpose = errors.New("robots: unknown purpose in Options.Purposes")
+
+// normalPurposes returns the declared purposes as the labels they stand
+// for (see policy.LabelOf: any letter case, Content-Signal's keys as
+// aliases), without empty or repeated ones, or an error naming the first
+// purpose that stands for none, with the labels known.
+func normalPurposes(purposes []string) ([]string, error) {
 	var out []string
 	for _, p := range purposes {
-		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
-			out = append(out, p)
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		label, ok := policy.LabelOf(p)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q; the known labels are %s, and Content-Signal's ai-train for train-ai, in any letter case",
+				ErrUnknownPurpose, p, strings.Join(policy.Labels(), ", "))
+		}
+		if !slices.Contains(out, label) {
+			out = append(out, label)
 		}
 	}
-	return out
+	return out, nil
 }

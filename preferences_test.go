@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 // prefSite is a site whose robots.txt is robotsTxt, whose pages answer
 // with the Content-Usage header usage (none when empty), and which
-// counts the requests for each page.
+// counts the requests for each path, /robots.txt included.
 type prefSite struct {
 	*httptest.Server
 	mu   sync.Mutex     // protects hits
@@ -27,13 +28,13 @@ type prefSite struct {
 func newPrefSite(t *testing.T, robotsTxt, usage string) *prefSite {
 	s := &prefSite{hits: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.mu.Unlock()
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, robotsTxt)
 			return
 		}
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		s.mu.Unlock()
 		if usage != "" {
 			w.Header().Set("Content-Usage", usage)
 		}
@@ -75,7 +76,9 @@ func TestPurposes(t *testing.T) {
 		{"one of two purposes n", "User-agent: *\nContent-Usage: train-ai=n, search=y\n", []string{"train-ai", "search"}, "/a", false, 0, 0},
 		{"both purposes n", "User-agent: *\nContent-Usage: search=n\nContent-Signal: ai-train=no\n", []string{"train-ai", "search"}, "/a", true, policy.SourceContentSignal, 3},
 		{"ai-input purpose", "User-agent: *\nContent-Signal: ai-input=no\n", []string{"ai-input"}, "/a", true, policy.SourceContentSignal, 2},
-		{"unknown purpose never refuses", "User-agent: *\nContent-Usage: train-ai=n\n", []string{"summarise"}, "/a", false, 0, 0},
+		{"Content-Signal spelling of the purpose", "User-agent: *\nContent-Signal: ai-train=no\n", []string{"ai-train"}, "/a", true, policy.SourceContentSignal, 2},
+		{"purpose in upper case", "User-agent: *\nContent-Usage: train-ai=n\n", []string{"Train-AI"}, "/a", true, policy.SourceContentUsage, 2},
+		{"aliases of one purpose", "User-agent: *\nContent-Usage: train-ai=n, search=y\n", []string{"ai-train", "TRAIN-AI", "train-ai"}, "/a", true, policy.SourceContentUsage, 2},
 		{"another crawler's group", "User-agent: other\nContent-Usage: train-ai=n\n", []string{"train-ai"}, "/a", false, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,14 +105,57 @@ func TestPurposes(t *testing.T) {
 			if !de.ByPreference() || de.Rule != nil || de.Unreachable {
 				t.Errorf("ByPreference %v, Rule %v, Unreachable %v; want a refusal by preference alone", de.ByPreference(), de.Rule, de.Unreachable)
 			}
-			if de.Label != tc.purposes[0] || de.Preference.Source != tc.source || de.Preference.Line != tc.line || de.Token != "ExampleBot" {
-				t.Errorf("Label %q, Preference %+v, Token %q; want %s from %s line %d", de.Label, de.Preference, de.Token, tc.purposes[0], tc.source, tc.line)
+			label, _ := policy.LabelOf(tc.purposes[0])
+			if de.Label != label || de.Preference.Source != tc.source || de.Preference.Line != tc.line || de.Token != "ExampleBot" {
+				t.Errorf("Label %q, Preference %+v, Token %q; want %s from %s line %d", de.Label, de.Preference, de.Token, label, tc.source, tc.line)
 			}
-			want := fmt.Sprintf("%s=n by %s", tc.purposes[0], de.Preference)
+			want := fmt.Sprintf("%s=n by %s", label, de.Preference)
 			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("(line %d)", tc.line)) {
 				t.Errorf("error %q does not say %q", err, want)
 			}
 		})
+	}
+}
+
+// TestUnknownPurpose checks that a purpose no label stands for is a
+// configuration error: every request, Check, Preferences and
+// ResponsePreferences fail with an error naming it and the labels known,
+// nothing is sent, robots.txt included, and the error is logged once.
+func TestUnknownPurpose(t *testing.T) {
+	site := newPrefSite(t, "User-agent: *\nContent-Signal: ai-train=no\n", "")
+	var logged strings.Builder
+	tr := robots.NewTransport(nil, robots.Options{
+		UserAgent: "ExampleBot", MinDelay: -1, Purposes: []string{"search", "train-ia"},
+		Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+	})
+	ctx := context.Background()
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, robots.ErrUnknownPurpose) || errors.Is(err, robots.ErrDisallowed) ||
+			!strings.Contains(err.Error(), `"train-ia"`) || !strings.Contains(err.Error(), "train-ai, search, ai-input") {
+			t.Errorf("%s: err = %v, want ErrUnknownPurpose naming train-ia and the labels known", what, err)
+		}
+	}
+	for _, path := range []string{"/a", "/robots.txt"} {
+		resp, err := (&http.Client{Transport: tr}).Get(site.URL + path)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		check("GET "+path, err)
+	}
+	check("Check", tr.Check(ctx, site.URL+"/a"))
+	_, err := tr.Preferences(ctx, site.URL+"/a")
+	check("Preferences", err)
+	req, _ := http.NewRequest("GET", site.URL+"/a", nil)
+	_, err = tr.ResponsePreferences(ctx, &http.Response{Request: req, Header: http.Header{}})
+	check("ResponsePreferences", err)
+	site.mu.Lock()
+	if len(site.hits) != 0 {
+		t.Errorf("sent: %v", site.hits)
+	}
+	site.mu.Unlock()
+	if n := strings.Count(logged.String(), "train-ia"); n != 1 {
+		t.Errorf("the error was logged %d times, want once:\n%s", n, logged.String())
 	}
 }
 
@@ -197,6 +243,35 @@ func TestResponsePreferences(t *testing.T) {
 	}
 }
 
+// TestResponsePreferencesEveryLine checks that a response's preference
+// combines every Content-Usage field line, as HTTP combines repeated
+// fields (RFC 9110 section 5.3): train-ai=n on the second line counts.
+func TestResponsePreferencesEveryLine(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		w.Header().Add("Content-Usage", "search=y")
+		w.Header().Add("Content-Usage", "train-ai=n")
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(site.Close)
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: -1})
+	resp, err := (&http.Client{Transport: tr}).Get(site.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p, err := tr.ResponsePreferences(context.Background(), resp)
+	if err != nil || p.String() != "train-ai=n search=y ai-input=unknown" {
+		t.Fatalf("ResponsePreferences = %v, %v; want train-ai=n search=y ai-input=unknown", p, err)
+	}
+	if from := p.Label("train-ai").From; len(from) != 1 || from[0].Value != "search=y, train-ai=n" {
+		t.Errorf("train-ai from %+v, want the header's two lines combined", from)
+	}
+}
+
 // ExampleTransport_Preferences declares a crawler's purpose: a URL whose
 // site says train-ai=n is refused before it is sent, and the preferences
 // of the others can be read without sending them.
@@ -254,4 +329,76 @@ func ExampleTransport_ResponsePreferences() {
 	// train-ai=n by Content-Usage header: train-ai=n
 	// search=y by Content-Signal: search=yes, ai-train=yes (line 2)
 	// ai-input=unknown
+}
+
+// spellings are seven ways of writing a request for /ai/x that a server
+// serves as /ai/x: as written, with dot segments ("%2E" too), with
+// repeated slashes merged first, and with "%2F" decoded.
+var spellings = []string{
+	"/ai/x",
+	"/public/../ai/x",
+	"/public/%2e%2e/ai/x",
+	"/public/./../ai/x",
+	"//ai/x",
+	"/public//../ai/x",
+	"/public/..%2fai/x",
+}
+
+// TestPurposesEveryForm checks that an AI usage opt-out holds for every
+// spelling of a URL that a server serves as the opted-out path, as a
+// Disallow rule does: each is refused unsent by preference, the error
+// naming the form refused, and Preferences reports "n" for each.
+func TestPurposesEveryForm(t *testing.T) {
+	ctx := context.Background()
+	t.Run("Content-Usage", func(t *testing.T) {
+		site := newPrefSite(t, "User-agent: *\nContent-Usage: /ai/ train-ai=n\nContent-Usage: /public/ train-ai=y\n", "")
+		tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: []string{"train-ai"}})
+		client := &http.Client{Transport: tr}
+		for _, path := range spellings {
+			resp, err := client.Get(site.URL + path)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var de *robots.DisallowedError
+			if !errors.As(err, &de) || !de.ByPreference() {
+				t.Errorf("GET %s: err = %v, want a refusal by preference", path, err)
+				continue
+			}
+			if de.Preference.Line != 2 {
+				t.Errorf("GET %s: refused by %v, want line 2", path, de.Preference)
+			}
+			if path != "/ai/x" && (de.Resolved != "/ai/x" || !strings.Contains(err.Error(), "(resolved as /ai/x)")) {
+				t.Errorf("GET %s: Resolved %q, error %q; want the form /ai/x named", path, de.Resolved, err)
+			}
+			p, err := tr.Preferences(ctx, site.URL+path)
+			if err != nil || p.Label("train-ai").Usage != policy.UsageDisallowed {
+				t.Errorf("Preferences(%s) = %v, %v; want train-ai=n", path, p, err)
+			}
+		}
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		if len(site.hits) != 1 {
+			t.Errorf("sent: %v; want /robots.txt alone", site.hits)
+		}
+	})
+	t.Run("Disallow", func(t *testing.T) {
+		site := newPrefSite(t, "User-agent: *\nDisallow: /ai/\nAllow: /public/\n", "")
+		tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: []string{"train-ai"}})
+		client := &http.Client{Transport: tr}
+		for _, path := range spellings {
+			resp, err := client.Get(site.URL + path)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			var de *robots.DisallowedError
+			if !errors.As(err, &de) || de.Rule == nil || de.Rule.Line != 2 {
+				t.Errorf("GET %s: err = %v, want a refusal by Disallow: /ai/", path, err)
+			}
+		}
+		site.mu.Lock()
+		defer site.mu.Unlock()
+		if len(site.hits) != 1 {
+			t.Errorf("sent: %v; want /robots.txt alone", site.hits)
+		}
+	})
 }

@@ -1,17 +1,13 @@
 package robots
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/crawlkit/robots/policy"
 )
 
 // TestFreshnessHeaders checks that Cache-Control and Age set how long a
@@ -101,30 +97,6 @@ func TestXFromCacheIgnored(t *testing.T) {
 	}
 }
 
-// TestRecordEncoding checks that a record survives its stored form with
-// one copy of each body, and that any cut of it reads as missing.
-func TestRecordEncoding(t *testing.T) {
-	now := newClock().Now()
-	good := record{Outcome: Parsed, Status: 200, Body: []byte(privateRobots), Size: int64(len(privateRobots)), FetchedAt: now, Expires: now.Add(time.Hour), ETag: `"v1"`}
-	rec := record{Outcome: Unreachable, Status: 503, FetchedAt: now, Since: now, RetryAt: now.Add(time.Minute), Failures: 2, Err: "robots: down", Good: &good}
-	data := rec.encode()
-	if n := bytes.Count(data, []byte(privateRobots)); n != 1 {
-		t.Errorf("body stored %d times, want once", n)
-	}
-	back, err := decodeRecord(data)
-	if err != nil || back.Good == nil || string(back.Good.Body) != privateRobots || back.Good.ETag != `"v1"` || back.Failures != 2 || !back.Since.Equal(now) {
-		t.Fatalf("decoded %+v, %v", back, err)
-	}
-	for i := range len(data) {
-		if _, err := decodeRecord(data[:i]); err == nil {
-			t.Fatalf("record cut at %d of %d bytes read as valid", i, len(data))
-		}
-	}
-	if _, err := decodeRecord([]byte("robots-record v3\n{}")); !errors.Is(err, errNewerRecord) {
-		t.Errorf("newer version: %v, want errNewerRecord", err)
-	}
-}
-
 // TestMerge checks how two transports' records of one origin combine:
 // never an older outcome over a newer one, never losing the last good
 // copy or the outage clock.
@@ -168,36 +140,5 @@ func TestMerge(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestMaxSizeClamped checks that a MaxSize of math.MaxInt reads plain
-// and gzip files in full instead of overflowing into an empty or
-// unreachable robots.txt.
-func TestMaxSizeClamped(t *testing.T) {
-	for _, enc := range []string{"", "gzip"} {
-		t.Run("encoding "+enc, func(t *testing.T) {
-			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-				if enc == "gzip" {
-					w.Header().Set("Content-Encoding", "gzip")
-					w.Write(gzipped(t, privateRobots))
-					return
-				}
-				io.WriteString(w, privateRobots)
-			})
-			tr := newTestTransport(t, newClock(), Options{MaxSize: math.MaxInt})
-			if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
-				t.Errorf("/private: %v, want refused", err)
-			}
-			if info, _ := tr.Robots(context.Background(), s.URL); info.Outcome != Parsed || string(info.Body) != privateRobots {
-				t.Errorf("Robots = %v %q", info.Outcome, info.Body)
-			}
-		})
-	}
-	if got := newConfig(Options{MaxSize: math.MaxInt}).maxSize; got != MaxMaxSize {
-		t.Errorf("maxSize %d, want MaxMaxSize", got)
-	}
-	if got := newConfig(Options{MaxSize: 1}).maxSize; got != policy.MaxSize {
-		t.Errorf("maxSize %d, want policy.MaxSize", got)
 	}
 }

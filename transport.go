@@ -75,7 +75,9 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // while it waits for the robots.txt or its slot, RoundTrip returns the
 // context's error. Requests whose scheme is not http or https are passed
 // to the base unchanged, and a request for /robots.txt itself is always
-// allowed. On every path the base is held to the RoundTripper contract:
+// allowed. A transport whose Options.Purposes names an unknown purpose
+// sends nothing: every request fails with an error matching
+// ErrUnknownPurpose. On every path the base is held to the RoundTripper contract:
 // a response or an error, never both or neither. RoundTrip never modifies
 // req and never follows redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -119,6 +121,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, error) {
 	if req.URL == nil {
 		return nil, errors.New("robots: request has no URL")
+	}
+	if t.cfg.purposesErr != nil {
+		return nil, t.cfg.purposesErr
 	}
 	if !isHTTP(req.URL.Scheme) {
 		return nil, nil
@@ -168,9 +173,14 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 // crawl frontier can schedule by it. A URL that robots.txt does not
 // govern, whose scheme is not http or https, gets an error matching
 // ErrNotHTTP, as from Robots (RoundTrip passes such a request to the base
-// unchecked); so does a URL without a scheme or without a host.
+// unchecked); so does a URL without a scheme or without a host. An
+// unknown purpose in Options.Purposes gets an error matching
+// ErrUnknownPurpose.
 func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	t.init()
+	if t.cfg.purposesErr != nil {
+		return t.cfg.purposesErr
+	}
 	tg, err := urlTarget(rawURL)
 	if err != nil || tg.robotsTxt {
 		return err

@@ -82,36 +82,6 @@ func TestCancelledWaiterLeavesFetch(t *testing.T) {
 	}
 }
 
-// TestDotSegments checks that a path whose dot segments resolve to a
-// disallowed path is refused, whatever its spelling.
-func TestDotSegments(t *testing.T) {
-	s := newSite(t, serve(200, privateRobots))
-	tr := newTestTransport(t, newClock(), Options{})
-	for _, tc := range []struct {
-		path     string
-		resolved string // empty: allowed
-	}{
-		{"/public/../private", "/private"},
-		{"/public/%2e%2E/private/x?y=1", "/private/x?y=1"},
-		{"/public/.%2E/private", "/private"},
-		{"/public/./../private", "/private"},
-		{"/public/./page", ""},
-		{"/a/b/../../public", ""},
-		{"/public/..%2fprivate", "/private"}, // a server that decodes %2F first serves /private
-	} {
-		t.Run(tc.path, func(t *testing.T) {
-			err := tr.Check(context.Background(), s.URL+tc.path)
-			var de *DisallowedError
-			switch {
-			case tc.resolved == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tc.resolved != "" && (!errors.As(err, &de) || de.Resolved != tc.resolved):
-				t.Errorf("Check = %v, want refused as %s", err, tc.resolved)
-			}
-		})
-	}
-}
-
 // TestOrigins checks that every spelling of an origin shares one
 // robots.txt, fetched from its canonical form.
 func TestOrigins(t *testing.T) {
@@ -165,105 +135,6 @@ func TestPassThrough(t *testing.T) {
 	}
 	if st := tr.Stats(); st.Fetches[Parsed]+st.Fetches[Unavailable]+st.Fetches[Unreachable] != 0 {
 		t.Errorf("a robots.txt was fetched: %+v", st)
-	}
-}
-
-// TestRobotsTxtAlwaysAllowed checks that a request for /robots.txt itself
-// goes through even when the file disallows everything.
-func TestRobotsTxtAlwaysAllowed(t *testing.T) {
-	s := newSite(t, serve(200, "User-agent: *\nDisallow: /\n"))
-	tr := newTestTransport(t, newClock(), Options{})
-	if body, err := get(t, tr, s.URL+"/robots.txt"); err != nil || !strings.Contains(body, "Disallow: /") {
-		t.Errorf("GET /robots.txt = %q, %v", body, err)
-	}
-	if err := tr.Check(context.Background(), s.URL+"/robots.txt"); err != nil {
-		t.Errorf("Check(/robots.txt) = %v", err)
-	}
-	if err := tr.Check(context.Background(), s.URL+"/other"); !errors.Is(err, ErrDisallowed) {
-		t.Errorf("Check(/other) = %v, want refused", err)
-	}
-}
-
-// TestUserAgentAndTokens checks that the User-Agent is sent on robots.txt
-// fetches and on requests carrying none, and that the product token or the
-// explicit Agents select the groups.
-func TestUserAgentAndTokens(t *testing.T) {
-	const robots = "User-agent: examplebot\nDisallow: /bot\n\nUser-agent: ExampleBot-Image\nDisallow: /image\n\nUser-agent: *\nDisallow: /\n"
-	var robotsUA, pageUA atomic.Value
-	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		robotsUA.Store(r.Header.Get("User-Agent"))
-		io.WriteString(w, robots)
-	})
-	s.setPages(func(w http.ResponseWriter, r *http.Request) { pageUA.Store(r.Header.Get("User-Agent")) })
-	const ua = "ExampleBot/1.0 (+https://example.com/bot)"
-	tr := newTestTransport(t, newClock(), Options{UserAgent: ua})
-	req, _ := http.NewRequest("GET", s.URL+"/page", nil)
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if robotsUA.Load() != ua || pageUA.Load() != ua {
-		t.Errorf("User-Agent %v on the robots.txt fetch, %v on the page; want %q", robotsUA.Load(), pageUA.Load(), ua)
-	}
-	if _, ok := req.Header["User-Agent"]; ok {
-		t.Errorf("the caller's request was given a User-Agent")
-	}
-	req.Header.Set("User-Agent", "Other/2")
-	resp, err = tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if pageUA.Load() != "Other/2" {
-		t.Errorf("the request's own User-Agent was replaced by %v", pageUA.Load())
-	}
-	ctx := context.Background()
-	if tr.Check(ctx, s.URL+"/bot") == nil || tr.Check(ctx, s.URL+"/image") != nil {
-		t.Errorf("UserAgent token: want /bot refused and /image allowed by the examplebot group")
-	}
-	tr2 := newTestTransport(t, newClock(), Options{UserAgent: ua, Agents: []string{"ExampleBot-Image", "ExampleBot"}})
-	if tr2.Check(ctx, s.URL+"/image") == nil || tr2.Check(ctx, s.URL+"/bot") != nil {
-		t.Errorf("Agents: want /image refused and /bot allowed by the ExampleBot-Image group")
-	}
-	tr3 := newTestTransport(t, newClock(), Options{UserAgent: "OtherBot"})
-	if err := tr3.Check(ctx, s.URL+"/page"); !errors.Is(err, ErrDisallowed) {
-		t.Errorf("a token without a group: %v, want the * group to refuse", err)
-	}
-}
-
-// TestErrorMessages checks what a DisallowedError says.
-func TestErrorMessages(t *testing.T) {
-	s := newSite(t, serve(200, "# rules\nUser-agent: ExampleBot\n\nDisallow: /private\n"))
-	down := newSite(t, serve(503, ""))
-	c := newClock()
-	tr := newTestTransport(t, c, Options{})
-	client := &http.Client{Transport: tr}
-	_, err := client.Get(s.URL + "/private?x=1")
-	var ue *url.Error
-	if !errors.As(err, &ue) || !errors.Is(err, ErrDisallowed) {
-		t.Fatalf("through http.Client: %v, want a *url.Error matching ErrDisallowed", err)
-	}
-	var de *DisallowedError
-	errors.As(err, &de)
-	want := "robots: refused for ExampleBot by Disallow: /private (line 4)"
-	if de.Error() != want || de.Token != "ExampleBot" || de.Rule.Line != 4 || de.URL != s.URL+"/private?x=1" {
-		t.Errorf("got  %s\nwant %s", de.Error(), want)
-	}
-	// The *url.Error names the URL; the refusal does not repeat it.
-	if want := `Get "` + s.URL + `/private?x=1": ` + want; err.Error() != want {
-		t.Errorf("through http.Client:\ngot  %v\nwant %s", err, want)
-	}
-	err = tr.Check(context.Background(), s.URL+"/x/../private")
-	want = "robots: refused for ExampleBot by Disallow: /private (line 4) (resolved as /private)"
-	if err == nil || err.Error() != want {
-		t.Errorf("got  %v\nwant %s", err, want)
-	}
-	err = tr.Check(context.Background(), down.URL+"/page")
-	want = "robots: refused for ExampleBot: robots.txt unreachable (" + down.URL +
-		"/robots.txt answered 503 Service Unavailable); retry after 2025-03-01T12:01:00Z"
-	if err == nil || err.Error() != want {
-		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
 
@@ -390,4 +261,161 @@ func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
 	if got := free.pageHits.Load(); got != 100 {
 		t.Errorf("free origin served %d pages, want 100", got)
 	}
+}
+
+// hostRobots answers the robots.txt of victim.example, which disallows
+// /victim-only, when asked with that Host, and otherwise one that
+// disallows /private.
+func hostRobots(w http.ResponseWriter, r *http.Request) {
+	if r.Host == "victim.example" {
+		w.Write([]byte("User-agent: *\nDisallow: /victim-only\n"))
+		return
+	}
+	w.Write([]byte("User-agent: *\nDisallow: /private\n"))
+}
+
+// TestRequestReachesDisallowed checks that each way of sending a request
+// that the server serves from a disallowed path is refused before it
+// leaves: an absolute-form Opaque, a Host override naming a site whose
+// robots.txt disallows the path, and repeated slashes around dot segments.
+func TestRequestReachesDisallowed(t *testing.T) {
+	s := newSite(t, hostRobots)
+	addr := strings.TrimPrefix(s.URL, "http://")
+	for _, tc := range []struct {
+		name string
+		req  func() *http.Request
+	}{
+		{"absolute-form opaque", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, s.URL, nil)
+			r.URL.Opaque = "//" + addr + "/private/b"
+			return r
+		}},
+		{"host override", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, s.URL+"/victim-only/page", nil)
+			r.Host = "victim.example"
+			return r
+		}},
+		{"slashes before dot segment", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, s.URL+"/public//../private/secret", nil)
+			return r
+		}},
+		{"slashes after dot segment", func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, s.URL+"/public/..//private/secret", nil)
+			return r
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTransport(t, newClock(), Options{})
+			resp, err := tr.RoundTrip(tc.req())
+			if err == nil {
+				resp.Body.Close()
+			}
+			if !errors.Is(err, ErrDisallowed) {
+				t.Errorf("RoundTrip = %v, want ErrDisallowed", err)
+			}
+		})
+	}
+	if n := s.pageHits.Load(); n != 0 {
+		t.Errorf("the server saw %d page requests, want 0", n)
+	}
+}
+
+// TestHostOverrideKeptApart checks that a Host override's robots.txt is
+// fetched with that Host from the URL's address and kept apart from the
+// address's own, and that a Host net/http would rewrite is refused.
+func TestHostOverrideKeptApart(t *testing.T) {
+	s := newSite(t, hostRobots)
+	tr := newTestTransport(t, newClock(), Options{})
+	if _, err := get(t, tr, s.URL+"/victim-only/page"); err != nil {
+		t.Fatalf("own site: %v", err)
+	}
+	for _, host := range []string{"victim.example", "VICTIM.example:80"} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/victim-only/page", nil)
+		req.Host = host
+		if _, err := tr.RoundTrip(req); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("Host %q: RoundTrip = %v, want ErrDisallowed", host, err)
+		}
+	}
+	if _, err := get(t, tr, s.URL+"/victim-only/again"); err != nil {
+		t.Errorf("own site after the override: %v", err)
+	}
+	if got := s.robotsHits.Load(); got != 2 {
+		t.Errorf("%d robots.txt fetches, want 2 (one per site)", got)
+	}
+	for _, host := range []string{"bücher.example", "victim.example/x", "a b", "user@victim.example"} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/page", nil)
+		req.Host = host
+		if _, err := tr.RoundTrip(req); !errors.Is(err, errBadHost) {
+			t.Errorf("Host %q: RoundTrip = %v, want errBadHost", host, err)
+		}
+	}
+}
+
+// FuzzTarget checks that whatever the URL and Host, targetFor does not
+// panic and gives consistent results: a request-URI, and an origin key
+// whose robots.txt is fetched from the URL's own address.
+func FuzzTarget(f *testing.F) {
+	f.Add("http://a.example/public//../private/secret?q=1", "")
+	f.Add("http://10.0.0.1:8080/x", "victim.example")
+	f.Add("http:%2F%2Fa.example/p", "")
+	f.Add("http://[fe80::1%25en0]:8080/x", "")
+	f.Add("https://[fe80::1%25eth0]/x", "victim.example")
+	f.Fuzz(func(t *testing.T, raw, host string) {
+		u, err := url.Parse(raw)
+		if err != nil || !isHTTP(u.Scheme) {
+			return
+		}
+		tg, err := targetFor(u, host)
+		if err != nil {
+			return
+		}
+		if tg.uri == "" {
+			t.Fatalf("%q: empty request-URI", raw)
+		}
+		key := string(tg.id.key())
+		if strings.Count(key, "|") > 1 {
+			t.Fatalf("%q: key %q", raw, key)
+		}
+		// The robots.txt is fetched from the address the request is sent
+		// to, whatever site it names.
+		robotsURL, vhost := tg.id.robotsURL()
+		dial, err := identify(u, "")
+		if err != nil {
+			t.Fatalf("%q: key %q: identify: %v", raw, key, err)
+		}
+		want, _ := url.Parse(string(dial.key()) + "/robots.txt")
+		if robotsURL.String() != want.String() || robotsURL.Host != want.Host || strings.Contains(key, "|") != (vhost != "") {
+			t.Fatalf("%q: key %q gives %q (host %q), Host %q; want %q (host %q)", raw, key, robotsURL, robotsURL.Host, vhost, want, want.Host)
+		}
+	})
+}
+
+// FuzzOrigin checks that originOf never panics and that an origin it
+// returns parses back as a URL with the same origin.
+func FuzzOrigin(f *testing.F) {
+	for _, s := range []string{"http://Bücher.example:80/", "https://[::1]:443/x", "http://[fe80::1%25en0]/", "http://a.example:0/", "http://%25",
+		"http://a.example:8080/", "https://a.example:443/", "http://a.example:080/", "http://a.example:99999/", "http://a.example:/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || !isHTTP(u.Scheme) {
+			return
+		}
+		host, err := canonicalOrigin(u)
+		if canonicalHost(u) && (err != nil || u.Host != host) {
+			t.Fatalf("fast origin of %q is %q, canonicalOrigin gives %q, %v", raw, u.Host, host, err)
+		}
+		if err != nil {
+			return
+		}
+		o := originID{https: strings.EqualFold(u.Scheme, "https"), host: host}.key()
+		back, err := url.Parse(string(o))
+		if err != nil {
+			t.Fatalf("origin %q of %q does not parse: %v", o, raw, err)
+		}
+		if again, err := canonicalOrigin(back); err != nil || again != host {
+			t.Fatalf("origin %q of %q is %q, %v the second time", host, raw, again, err)
+		}
+	})
 }

@@ -115,3 +115,19 @@ func ExampleDecision_Reason() {
 	// by Disallow: /private (line 2)
 	// /robots.txt is always allowed
 }
+
+// ExampleAgent_OptedOut reads a site's AI usage opt-out as a crawler
+// declaring its purposes does: in every form of the URL a server serves,
+// so that "/public/../ai/x" is read as "/ai/x".
+func ExampleAgent_OptedOut() {
+	r := policy.Parse([]byte("User-agent: *\nContent-Usage: /ai/ train-ai=n\nContent-Usage: /public/ train-ai=y\n"))
+	a := r.Agent("ExampleBot")
+	label, _ := policy.LabelOf("ai-train") // Content-Signal's spelling
+	if p, out := a.OptedOut("/public/../ai/x", label); out {
+		fmt.Printf("%s=n by %s, resolved as %s\n", p.Label, p.From[0], p.Resolved)
+	}
+	fmt.Println(a.PreferencesLiteral("/public/../ai/x").Label(label).Usage, "read literally")
+	// Output:
+	// train-ai=n by Content-Usage: /ai/ train-ai=n (line 2), resolved as /ai/x
+	// y read literally
+}

@@ -58,6 +58,7 @@ func TestFixHints(t *testing.T) {
 		{"a stray percent is written %25", "User-agent: *\nDisallow: /100%", []string{`write "/100%25"`}},
 		{"a pattern without a slash gets one", "User-agent: *\nDisallow: private", []string{`write "/private"`}},
 		{"a full URL is cut to its path", "User-agent: *\nDisallow: https://site.example/private?x=1", []string{`write "/private?x=1"`}},
+		{"a full URL keeps its path's escapes", "User-agent: *\nDisallow: https://site.example/my private/a%2Fb%3F", []string{`write "/my%20private/a%2Fb%3F"`}},
 		{
 			"a misspelt User-agent before any group says its rules belong to none",
 			"User-agnet: BadBot",

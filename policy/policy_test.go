@@ -226,7 +226,8 @@ func TestCrawlDelayAndSitemaps(t *testing.T) {
 }
 
 // TestTruncate checks the RFC 9309 section 2.5 size limit: content past the
-// limit is dropped with the partial last line.
+// limit is dropped with the partial last line, and a file of exactly the
+// limit is kept whole, its last line too when no newline ends it.
 func TestTruncate(t *testing.T) {
 	tests := []struct {
 		in    string
@@ -238,6 +239,9 @@ func TestTruncate(t *testing.T) {
 		{"line1\r\nline2", 8, "line1\r\n"},
 		{"line1\rline2", 8, "line1\r"},
 		{"longline", 4, ""},
+		{"a\nbc", 4, "a\nbc"},
+		{"a\nbc\n", 5, "a\nbc\n"},
+		{"a\nbcd", 4, "a\n"},
 	}
 	for _, tt := range tests {
 		if got := string(Truncate([]byte(tt.in), tt.limit)); got != tt.want {

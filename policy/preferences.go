@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/internal/sfv"
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -47,6 +49,30 @@ var vocabulary = [...]struct {
 
 // nLabels is the number of labels in vocabulary.
 const nLabels = len(vocabulary)
+
+// Labels returns the labels a preference is reported for, in the order
+// Preferences lists them: "train-ai", "search" and "ai-input".
+func Labels() []string {
+	out := make([]string, nLabels)
+	for i, v := range vocabulary {
+		out[i] = v.label
+	}
+	return out
+}
+
+// LabelOf returns the label that name stands for, and whether it stands
+// for one: a label in any letter case ("Train-AI" is "train-ai"), or a
+// key of Content-Signal, which names the same uses ("ai-train" is
+// "train-ai"). A crawler declaring its purposes may use either spelling.
+func LabelOf(name string) (string, bool) {
+	name = norm.Lower(strings.TrimSpace(name))
+	for _, v := range vocabulary {
+		if name == v.label || name == v.signal {
+			return v.label, true
+		}
+	}
+	return "", false
+}
 
 // droppedLabels are the labels that earlier versions of the AIPREF
 // vocabulary defined and draft-ietf-aipref-vocab-07 no longer does, with
@@ -182,6 +208,10 @@ type Preference struct {
 	// is UsageDisallowed, those saying "y" when UsageAllowed; none when
 	// it is unknown.
 	From []PreferenceLine
+	// Resolved is, when Usage is that of another form of the URL than
+	// its path as sent (see Agent.Preferences: "/public/../ai/x" read as
+	// "/ai/x"), that form's path and query; empty otherwise.
+	Resolved string
 }
 
 // Preferences is what a site prefers for the content of one URL, per
@@ -225,6 +255,9 @@ func (p Preferences) Combine(q Preferences) Preferences {
 		for _, x := range [...]Preference{a, b} {
 			if x.Usage == u && u != UsageUnknown {
 				out.Labels[i].From = append(out.Labels[i].From, x.From...)
+				if out.Labels[i].Resolved == "" {
+					out.Labels[i].Resolved = x.Resolved
+				}
 			}
 		}
 	}
@@ -281,14 +314,93 @@ func (r *Robots) ContentSignals() []PreferenceLine {
 }
 
 // Preferences returns what the site prefers for the content of
-// pathAndQuery (see Preferences). A Content-Usage rule's path matches as
-// an Allow or Disallow pattern does (draft-ietf-aipref-attach-05 section
-// 3.1): longest first, counted in octets of the normalised pattern. The
-// path is disallowed as Allowed decides it. Its cost grows with the
-// number of Content-Usage and Content-Signal lines in the file; a file
-// with none allocates only the answer.
+// pathAndQuery (see Preferences), for every form of it that a server may
+// serve, as Allowed decides them: the path as sent, with dot segments
+// resolved, with repeated slashes merged and with "%2F" decoded where
+// that reveals a dot segment. Per label the most restrictive form wins,
+// so that no spelling of a URL evades an opt-out; a Preference that
+// another form than the path as sent gave names it in Resolved. See
+// PreferencesLiteral for the path alone.
+//
+// A Content-Usage rule's path matches as an Allow or Disallow pattern
+// does (draft-ietf-aipref-attach-05 section 3.1): longest first, counted
+// in octets of the normalised pattern. The path is disallowed as Allowed
+// decides it. Its cost grows with the number of Content-Usage and
+// Content-Signal lines in the file; a file with none allocates only the
+// answer.
 func (a Agent) Preferences(pathAndQuery string) Preferences {
 	allowed := a.Allowed(pathAndQuery)
+	out := a.preferences(pathAndQuery, allowed)
+	if a.owner == nil || len(a.owner.prefs) == 0 {
+		return out
+	}
+	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	for _, form := range [...]string{resolved, merged, decoded} {
+		if form == "" {
+			continue
+		}
+		f := a.preferences(form, allowed)
+		for i := range out.Labels {
+			if x := f.Labels[i]; combine(out.Labels[i].Usage, x.Usage) != out.Labels[i].Usage {
+				x.Resolved = form
+				out.Labels[i] = x
+			}
+		}
+	}
+	return out
+}
+
+// PreferencesLiteral returns what the site prefers for the content of
+// pathAndQuery itself, read literally, as AllowedLiteral reads it: the
+// forms a server may resolve it to are not read, so "/public/../ai/"
+// may be reported as "/public/" is where Preferences reports "/ai/".
+func (a Agent) PreferencesLiteral(pathAndQuery string) Preferences {
+	return a.preferences(pathAndQuery, a.AllowedLiteral(pathAndQuery))
+}
+
+// OptedOut reports whether the site's preference is "n" for every one of
+// purposes, labels as Preferences reports them, in some form of
+// pathAndQuery that a server may serve (see Preferences): a crawler
+// whose every purpose the site refuses for the content it would get may
+// not fetch it. It returns that form's preference for the first purpose,
+// Resolved naming the form when it is not the path as sent. Without
+// purposes it reports false.
+func (a Agent) OptedOut(pathAndQuery string, purposes ...string) (Preference, bool) {
+	if len(purposes) == 0 || a.owner == nil || len(a.owner.prefs) == 0 {
+		return Preference{}, false
+	}
+	allowed := a.Allowed(pathAndQuery)
+	if p, out := a.optedOut(pathAndQuery, allowed, purposes); out {
+		return p, true
+	}
+	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	for _, form := range [...]string{resolved, merged, decoded} {
+		if form == "" {
+			continue
+		}
+		if p, out := a.optedOut(form, allowed, purposes); out {
+			p.Resolved = form
+			return p, true
+		}
+	}
+	return Preference{}, false
+}
+
+// optedOut is OptedOut for one form, path, of a URL whose forms are all
+// allowed or not.
+func (a Agent) optedOut(path string, allowed bool, purposes []string) (Preference, bool) {
+	p := a.preferences(path, allowed)
+	for _, label := range purposes {
+		if p.Label(label).Usage != UsageDisallowed {
+			return Preference{}, false
+		}
+	}
+	return p.Label(purposes[0]), true
+}
+
+// preferences returns the preferences for the one form pathAndQuery of a
+// URL, of which allowed reports whether robots.txt allows it.
+func (a Agent) preferences(pathAndQuery string, allowed bool) Preferences {
 	if a.owner == nil || len(a.owner.prefs) == 0 {
 		out := collect(nil)
 		out.Disallowed = !allowed

@@ -334,3 +334,82 @@ func TestPreferenceWarningsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPreferencesEveryForm checks that a URL's preferences are those of
+// every form a server may serve for it, the most restrictive per label,
+// with the form named; that PreferencesLiteral reads the path alone; and
+// that OptedOut refuses only when one form says "n" for every purpose.
+func TestPreferencesEveryForm(t *testing.T) {
+	r := policy.Parse([]byte("User-agent: *\nContent-Usage: /ai/ train-ai=n\nContent-Usage: /public/ train-ai=y, search=n\nContent-Usage: /news/ search=n, train-ai=y\n"))
+	a := r.Agent("ExampleBot")
+	for _, tc := range []struct {
+		path, want, resolved string
+	}{
+		{"/ai/x", "n", ""},
+		{"/public/../ai/x", "n", "/ai/x"},
+		{"/public/%2e%2e/ai/x", "n", "/ai/x"},
+		{"/public/./../ai/x", "n", "/ai/x"},
+		{"//ai/x", "n", "/ai/x"},
+		{"/public//../ai/x", "n", "/ai/x"},
+		{"/public/..%2fai/x", "n", "/ai/x"},
+		{"/public/x", "y", ""},
+		{"/public/a%2Fb", "y", ""},
+		{"/ai/../public/x", "n", ""},
+	} {
+		p := a.Preferences(tc.path).Label("train-ai")
+		if p.Usage.String() != tc.want || p.Resolved != tc.resolved || len(p.From) != 1 || p.From[0].Line != map[string]int{"n": 2, "y": 3}[tc.want] {
+			t.Errorf("Preferences(%q) train-ai = %s resolved %q from %v; want %s resolved %q", tc.path, p.Usage, p.Resolved, p.From, tc.want, tc.resolved)
+		}
+	}
+	if p := a.PreferencesLiteral("/public/../ai/x").Label("train-ai"); p.Usage != policy.UsageAllowed || p.Resolved != "" {
+		t.Errorf("PreferencesLiteral(/public/../ai/x) train-ai = %s resolved %q; want y read literally", p.Usage, p.Resolved)
+	}
+	for _, tc := range []struct {
+		path     string
+		purposes []string
+		out      bool
+		resolved string
+	}{
+		{"/public/../ai/x", []string{"train-ai"}, true, "/ai/x"},
+		{"/ai/x", []string{"train-ai"}, true, ""},
+		{"/public/x", []string{"train-ai"}, false, ""},
+		{"/public/x", []string{"search"}, true, ""},
+		// train-ai is n in one form and search in the other: each form's
+		// content may be used for one of the purposes.
+		{"/public/../ai/x", []string{"train-ai", "search"}, false, ""},
+		{"/news/../public/x", []string{"search", "train-ai"}, false, ""},
+		{"/ai/x", nil, false, ""},
+	} {
+		p, out := a.OptedOut(tc.path, tc.purposes...)
+		if out != tc.out || p.Resolved != tc.resolved || out && p.Label != tc.purposes[0] {
+			t.Errorf("OptedOut(%q, %v) = %+v, %v; want %v resolved %q", tc.path, tc.purposes, p, out, tc.out, tc.resolved)
+		}
+	}
+}
+
+// TestLabelOf checks the spellings a crawler may declare a purpose in:
+// a label in any letter case, or Content-Signal's key for it.
+func TestLabelOf(t *testing.T) {
+	for _, tc := range []struct {
+		name, label string
+		ok          bool
+	}{
+		{"train-ai", "train-ai", true},
+		{"Train-AI", "train-ai", true},
+		{"ai-train", "train-ai", true},
+		{"AI-Train", "train-ai", true},
+		{" search ", "search", true},
+		{"SEARCH", "search", true},
+		{"ai-input", "ai-input", true},
+		{"train-ia", "", false},
+		{"tdm", "", false},
+		{"", "", false},
+	} {
+		if label, ok := policy.LabelOf(tc.name); label != tc.label || ok != tc.ok {
+			t.Errorf("LabelOf(%q) = %q, %v; want %q, %v", tc.name, label, ok, tc.label, tc.ok)
+		}
+	}
+	if got := strings.Join(policy.Labels(), " "); got != "train-ai search ai-input" {
+		t.Errorf("Labels() = %s", got)
+	}
+}

@@ -124,6 +124,39 @@ func TestDiffKinds(t *testing.T) {
 	}
 }
 
+// TestDiffEveryForm checks that diff decides a URL in every form a
+// server serves, as the transport does: adding Disallow: /private
+// changes /public/../private and its other spellings, and the change
+// fails a deploy gate.
+func TestDiffEveryForm(t *testing.T) {
+	old := writeFile(t, "old.txt", "User-agent: *\nAllow: /public\n")
+	nu := writeFile(t, "new.txt", "User-agent: *\nAllow: /public\nDisallow: /private\n")
+	spellings := []string{"/public/../private", "/public/%2e%2e/private", "//private", "/public//../private", "/public/..%2fprivate"}
+	status, stdout, stderr := runCLI(t, "", append([]string{"diff", "-agent", "ExampleBot", old, nu}, spellings...)...)
+	want := []string{"5 of 5 decisions changed"}
+	for _, u := range spellings {
+		want = append(want, u+" for ExampleBot: allowed, now disallowed")
+	}
+	check(t, status, stdout, stderr, 1, want, nil)
+	if !strings.Contains(stdout, "disallowed by Disallow: /private (line 3) once the path is resolved as servers do: /private") {
+		t.Errorf("the form decided is not named:\n%s", stdout)
+	}
+}
+
+// TestDiffJSONNoChange checks that diff -json gives no change as an
+// empty list, which a script can iterate, never as null.
+func TestDiffJSONNoChange(t *testing.T) {
+	f := writeFile(t, "robots.txt", "User-agent: *\nDisallow: /a\n")
+	status, stdout, stderr := runCLI(t, "", "diff", "-json", f, f, "/a", "/b")
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || status != 0 || stderr != "" {
+		t.Fatalf("diff -json: status %d, %v, stderr %q\n%s", status, err, stderr, stdout)
+	}
+	if string(got["changes"]) != "[]" {
+		t.Errorf("changes = %s, want []", got["changes"])
+	}
+}
+
 // TestDiff checks diff's inputs and outputs: given crawlers and URLs,
 // the URLs file, JSON, no change, and bad usage.
 func TestDiff(t *testing.T) {

@@ -120,6 +120,9 @@ func writePreferences(w io.Writer, d report.Decision) {
 		switch {
 		case len(from) > 0:
 			s += " by " + strings.Join(from, "; ")
+			if p.Resolved != "" {
+				s += " (resolved as " + p.Resolved + ")"
+			}
 		case !d.Allowed && p.Label != "ai-input":
 			s += " (disallowed, so no Content-Usage applies)"
 		}

@@ -130,6 +130,9 @@ type Preference struct {
 	Label string           `json:"label"` // "train-ai", "search", "ai-input"
 	Value string           `json:"value"` // "y", "n" or "unknown"
 	From  []PreferenceLine `json:"from"`  // the lines stating Value
+	// Resolved is the form of the URL that gave Value when it is not
+	// the path as sent ("/ai/x" for "/public/../ai/x"), else empty.
+	Resolved string `json:"resolved,omitempty"`
 }
 
 // PreferenceLine is a line that states a preference.
@@ -151,7 +154,7 @@ func preferencesOf(r *policy.Robots, pathAndQuery string, tokens []string) ([]Pr
 	lines := make(map[int]bool)
 	out := make([]Preference, 0, len(p.Labels))
 	for _, x := range p.Labels {
-		pr := Preference{Label: x.Label, Value: x.Usage.String(), From: []PreferenceLine{}}
+		pr := Preference{Label: x.Label, Value: x.Usage.String(), From: []PreferenceLine{}, Resolved: x.Resolved}
 		for _, l := range x.From {
 			pr.From = append(pr.From, PreferenceLine{Source: l.Source.String(), Line: l.Line, Directive: l.Directive()})
 			lines[l.Line] = true

@@ -1,10 +1,13 @@
 package robots
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -85,6 +88,41 @@ func TestStatusSizeLimit(t *testing.T) {
 	smaller := newTestTransport(t, newClock(), Options{MaxSize: 1000})
 	if err := smaller.Check(ctx, s.URL+"/past"); err != nil {
 		t.Errorf("with MaxSize below 500 KiB: /past %v, want the 500 KiB limit kept", err)
+	}
+}
+
+// TestStatusExactSize checks that a robots.txt of exactly the size
+// limit is read whole, its last line too when no newline ends it, and is
+// not reported truncated, plain or gzip-encoded.
+func TestStatusExactSize(t *testing.T) {
+	head := "User-agent: *\nDisallow: /early\n"
+	last := "Disallow: /last"
+	body := head + strings.Repeat("#\n", (policy.MaxSize-len(head)-len(last))/2) + strings.Repeat("#", (policy.MaxSize-len(head)-len(last))%2) + last
+	if len(body) != policy.MaxSize {
+		t.Fatalf("fixture is %d bytes, want %d", len(body), policy.MaxSize)
+	}
+	for _, gz := range []bool{false, true} {
+		t.Run(fmt.Sprint("gzip=", gz), func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if gz {
+					w.Header().Set("Content-Encoding", "gzip")
+					w.Write(gzipped(t, body))
+					return
+				}
+				io.WriteString(w, body)
+			})
+			tr := newTestTransport(t, newClock(), Options{})
+			ctx := context.Background()
+			for _, p := range []string{"/early", "/last"} {
+				if err := tr.Check(ctx, s.URL+p); !errors.Is(err, ErrDisallowed) {
+					t.Errorf("%s: %v, want refused", p, err)
+				}
+			}
+			info, _ := tr.Robots(ctx, s.URL)
+			if info.Truncated || info.Size != int64(policy.MaxSize) || len(info.Body) != policy.MaxSize {
+				t.Errorf("Truncated, Size = %v, %d; want false, %d", info.Truncated, info.Size, policy.MaxSize)
+			}
+		})
 	}
 }
 
@@ -342,6 +380,9 @@ func TestStatus4xx(t *testing.T) {
 			if info.Outcome != Unavailable || info.StatusCode != code || info.Policy != nil {
 				t.Errorf("Robots = %v %d %v, want unavailable %d with no policy", info.Outcome, info.StatusCode, info.Policy, code)
 			}
+			if st := tr.Stats(); st.Fetches[Unavailable] != 1 || st.Fetches[Unreachable] != 0 || st.Fetches[Parsed] != 0 || st.FetchStatus["4xx"] != 1 {
+				t.Errorf("Fetches %v, FetchStatus %v; want one unavailable 4xx fetch", st.Fetches, st.FetchStatus)
+			}
 		})
 	}
 }
@@ -402,5 +443,136 @@ func TestStatusUnreachable(t *testing.T) {
 				t.Errorf("Robots = %v, err %v, policy %v; want unreachable with an error", info.Outcome, info.Err, info.Policy)
 			}
 		})
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	io.WriteString(zw, s)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGzip checks that a gzip-encoded robots.txt is decoded and that the
+// size limit counts decoded bytes.
+func TestGzip(t *testing.T) {
+	long := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding\n", 2*policy.MaxSize/10) + "Disallow: /past\n"
+	for _, tc := range []struct {
+		name                string
+		body                string
+		early, past         bool // allowed?
+		truncated           bool
+		wantSize, maxRawLen int64
+	}{
+		{name: "decoded", body: privateRobots + "Disallow: /past\n", early: true, past: false, wantSize: int64(len(privateRobots) + 16)},
+		{name: "limit counts decoded bytes", body: long, early: false, past: true, truncated: true, wantSize: int64(len(policy.Truncate([]byte(long), policy.MaxSize)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zipped := gzipped(t, tc.body)
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Accept-Encoding") != "gzip" {
+					t.Errorf("Accept-Encoding %q, want gzip", r.Header.Get("Accept-Encoding"))
+				}
+				w.Header().Set("Content-Encoding", "gzip")
+				w.Write(zipped)
+			})
+			var read atomic.Int64
+			c := newClock()
+			tr := NewTransport(countingBase(&read), Options{Now: c.Now, Sleep: c.Sleep})
+			ctx := context.Background()
+			if err := tr.Check(ctx, s.URL+"/early"); (err == nil) != tc.early {
+				t.Errorf("/early: %v, want allowed=%v", err, tc.early)
+			}
+			if err := tr.Check(ctx, s.URL+"/past"); (err == nil) != tc.past {
+				t.Errorf("/past: %v, want allowed=%v", err, tc.past)
+			}
+			info, _ := tr.Robots(ctx, s.URL)
+			if info.Size != tc.wantSize || info.Truncated != tc.truncated {
+				t.Errorf("Size, Truncated = %d, %v; want %d, %v", info.Size, info.Truncated, tc.wantSize, tc.truncated)
+			}
+			if read.Load() > int64(len(zipped)) {
+				t.Errorf("read %d compressed bytes of %d", read.Load(), len(zipped))
+			}
+		})
+	}
+}
+
+// FuzzReadLimited checks that whatever the body, no more than the limit
+// is kept and what is kept ends at a line end.
+func FuzzReadLimited(f *testing.F) {
+	f.Add([]byte("User-agent: *\nDisallow: /x\n"), false)
+	f.Add([]byte(strings.Repeat("a\n", 100)), true)
+	f.Fuzz(func(t *testing.T, body []byte, gzipped bool) {
+		const limit = 64
+		enc := ""
+		if gzipped {
+			enc = "gzip"
+		}
+		kept, truncated, err := readLimited(bytes.NewReader(body), enc, limit)
+		if err != nil {
+			return
+		}
+		if len(kept) > limit {
+			t.Fatalf("kept %d bytes, limit %d", len(kept), limit)
+		}
+		if truncated && len(kept) > 0 && !bytes.ContainsAny(kept[len(kept)-1:], "\r\n") {
+			t.Fatalf("truncated body %q ends mid-line", kept)
+		}
+	})
+}
+
+// TestMaxSizeClamped checks that a MaxSize of math.MaxInt reads plain
+// and gzip files in full instead of overflowing into an empty or
+// unreachable robots.txt.
+func TestMaxSizeClamped(t *testing.T) {
+	for _, enc := range []string{"", "gzip"} {
+		t.Run("encoding "+enc, func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+				if enc == "gzip" {
+					w.Header().Set("Content-Encoding", "gzip")
+					w.Write(gzipped(t, privateRobots))
+					return
+				}
+				io.WriteString(w, privateRobots)
+			})
+			tr := newTestTransport(t, newClock(), Options{MaxSize: math.MaxInt})
+			if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("/private: %v, want refused", err)
+			}
+			if info, _ := tr.Robots(context.Background(), s.URL); info.Outcome != Parsed || string(info.Body) != privateRobots {
+				t.Errorf("Robots = %v %q", info.Outcome, info.Body)
+			}
+		})
+	}
+	if got := newConfig(Options{MaxSize: math.MaxInt}).maxSize; got != MaxMaxSize {
+		t.Errorf("maxSize %d, want MaxMaxSize", got)
+	}
+	if got := newConfig(Options{MaxSize: 1}).maxSize; got != policy.MaxSize {
+		t.Errorf("maxSize %d, want policy.MaxSize", got)
+	}
+}
+
+// TestRetryAfterParse checks the reading of Retry-After values.
+func TestRetryAfterParse(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0", 0},
+		{" 5 ", 5 * time.Second},
+		{"99999999999999999999", 1<<63 - 1},
+		{"-5", 0},
+		{"5s", 0},
+		{"Sat, 01 Mar 2025 12:01:00 GMT", time.Minute},
+		{"Saturday, 01-Mar-25 12:01:00 GMT", time.Minute},
+	} {
+		if got := retryAfter(http.Header{"Retry-After": {tc.in}}, now); got != tc.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,278 @@
+package robots
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/gregjones/httpcache"
+
+	"github.com/crawlkit/robots/policy"
+)
+
+// store keeps origins' records in Options.Cache in their stored form, one
+// record per origin (per user agent when the robots.txt varies by it),
+// through a FleetStore's Load and Swap when the Cache is one (and then
+// takes the fleet's fetch lease), or else its Get and Set. It contains
+// the Cache: a record it cannot read is missing, a panic of a method is
+// recovered and logged and costs only that call, and an error of the
+// FleetStore falls back to this process's own fetch. It is safe for
+// concurrent use when the Cache is.
+type store struct {
+	cache   httpcache.Cache
+	fleet   FleetStore // nil when the Cache is not shared by a fleet
+	variant string     // this transport's user-agent variant
+	token   string     // this transport's lease token
+	logger  *slog.Logger
+
+	// How long another process's fetch is waited for (Options.FetchTimeout)
+	// and the clock it is waited on.
+	fetchTimeout time.Duration
+	now          func() time.Time
+	sleep        func(context.Context, time.Duration) error
+}
+
+// swapTries is how many times a save re-reads and merges when another
+// writer swapped the record first.
+const swapTries = 4
+
+// Lease polling: the first wait for another process's fetch, and the
+// longest.
+const (
+	leasePollMin = 20 * time.Millisecond
+	leasePollMax = 500 * time.Millisecond
+)
+
+func (s *store) init(cache httpcache.Cache, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
+	s.cache, s.logger, s.fetchTimeout, s.now, s.sleep = cache, logger, fetchTimeout, now, sleep
+	s.fleet, _ = cache.(FleetStore)
+	sum := sha256.Sum256([]byte(userAgent))
+	s.variant = "ua-" + hex.EncodeToString(sum[:8])
+	s.token = rand.Text()
+}
+
+// recordPrefix starts the key of every record in a plain Cache: the
+// prefix, the origin key, and " " and the variant for a robots.txt served
+// with Vary: User-Agent. An origin key holds no space.
+const recordPrefix = "robots-record "
+
+// plainKey is the key of k in a plain Cache.
+func plainKey(k RecordKey) string {
+	if k.Variant == "" {
+		return recordPrefix + string(k.Origin)
+	}
+	return recordPrefix + string(k.Origin) + " " + k.Variant
+}
+
+// load returns the record of origin this transport's user agent sees,
+// and whether there is a readable one; with fresh, only one fresh at the
+// store's clock. The record comes parsed, its body's parse taken from
+// known when it is the same body.
+func (s *store) load(ctx context.Context, origin OriginKey, known parsedBody, fresh bool) (storedRecord, bool) {
+	got := s.get(ctx, RecordKey{Origin: origin})
+	if got.ok && got.rec.Vary {
+		got = s.get(ctx, RecordKey{Origin: origin, Variant: s.variant})
+	}
+	if !got.ok || fresh && got.rec.due(s.now()) {
+		return storedRecord{}, false
+	}
+	if k := got.rec.parsedCopy(); k != nil {
+		got.parse = known
+		if known.robots == nil || !bytes.Equal(k.Body, known.body) {
+			got.parse = parsedBody{k.Body, policy.Parse(k.Body)}
+		}
+	}
+	return got, true
+}
+
+// storedRecord is what a read of one key found.
+type storedRecord struct {
+	rec record
+	raw []byte // the bytes stored, nil when none
+	ok  bool   // rec was read from them
+	// newer reports bytes of a record written by a newer version, which
+	// are left in place for the transports that wrote them.
+	newer bool
+	// parse is the body rec keeps with its parse, once load or save
+	// parsed it.
+	parse parsedBody
+}
+
+// get reads the record under key. A record that cannot be read is
+// missing.
+func (s *store) get(ctx context.Context, key RecordKey) storedRecord {
+	var raw []byte
+	var found bool
+	if s.fleet != nil {
+		s.contain("Load", key.Origin, func() { raw, found, _ = s.fleet.Load(ctx, key) })
+	} else {
+		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(plainKey(key)) })
+	}
+	if !found {
+		return storedRecord{}
+	}
+	rec, err := decodeRecord(raw)
+	switch {
+	case errors.Is(err, errNewerRecord):
+		return storedRecord{raw: raw, newer: true}
+	case err != nil:
+		s.logger.Warn("robots: unreadable record ignored", "origin", key.Origin, "variant", key.Variant)
+		return storedRecord{raw: raw}
+	}
+	return storedRecord{rec: rec, raw: raw, ok: true}
+}
+
+// save stores rec as origin's record, merged with what another transport
+// may have stored meanwhile, and returns the merged record, with the
+// parse of the stored body it keeps when that is not rec's own. A record
+// of a newer version is left as it is: this transport keeps its own in
+// memory only.
+func (s *store) save(ctx context.Context, origin OriginKey, rec record) storedRecord {
+	key := RecordKey{Origin: origin}
+	if rec.Vary {
+		// The plain record only says where to look; it is the record
+		// without bodies, so a marker costs little.
+		marker := rec
+		marker.Body, marker.Good, marker.Size, marker.Truncated = nil, nil, 0, false
+		if marker.Outcome == Parsed {
+			marker.Outcome = Unavailable
+		}
+		if !s.write(ctx, key, func(storedRecord) record { return marker }) {
+			return storedRecord{rec: rec, ok: true}
+		}
+		key.Variant = s.variant
+	}
+	saved := storedRecord{rec: rec, ok: true}
+	s.write(ctx, key, func(old storedRecord) record {
+		saved.rec, saved.parse = old.mergedWith(rec), parsedBody{}
+		// The merge may keep the other writer's copy: a body read here.
+		if k, kept, own := old.rec.parsedCopy(), saved.rec.parsedCopy(), rec.parsedCopy(); old.ok && k != nil && kept != nil &&
+			bytes.Equal(kept.Body, k.Body) && (own == nil || !bytes.Equal(own.Body, k.Body)) {
+			saved.parse = parsedBody{k.Body, policy.Parse(k.Body)}
+		}
+		return saved.rec
+	})
+	return saved
+}
+
+// write stores what next makes of the record stored under key: by
+// compare-and-swap in a FleetStore, re-reading when another writer
+// swapped first, or by a read and a write in a plain Cache. It reports
+// false, storing nothing, when the stored record is of a newer version.
+func (s *store) write(ctx context.Context, key RecordKey, next func(storedRecord) record) bool {
+	if s.fleet == nil {
+		old := s.get(ctx, key)
+		if old.newer {
+			return false
+		}
+		data := next(old).encode()
+		s.contain("Set", key.Origin, func() { s.cache.Set(plainKey(key), data) })
+		return true
+	}
+	for range swapTries {
+		old := s.get(ctx, key)
+		if old.newer {
+			return false
+		}
+		stored, err := false, errors.New("robots: Swap panicked")
+		data := next(old).encode()
+		s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
+		if stored || err != nil {
+			// Stored, or the store is down: either way the record in
+			// memory is the one to go on with.
+			break
+		}
+	}
+	return true
+}
+
+// mergedWith returns rec merged with the record read, if one was.
+func (got storedRecord) mergedWith(rec record) record {
+	if got.ok {
+		return merge(got.rec, rec)
+	}
+	return rec
+}
+
+// contain runs call, a method op of the Cache for origin, recovering and
+// logging its panic with the stack: a broken Cache must cost only the
+// call, never the request or the process.
+func (s *store) contain(op string, origin OriginKey, call func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("robots: panic in Cache."+op, "origin", origin, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	call()
+}
+
+// leaseAnswer is what asking for the fleet's fetch lease came to.
+type leaseAnswer int
+
+const (
+	// leaseNone: fetch without a lease (the Cache has none, or it cannot
+	// be asked: the store being down must not stop this process's own
+	// fetch, nor another holder's wait run out).
+	leaseNone leaseAnswer = iota
+	// leaseHeld: this transport holds the lease; fetch, save, let go.
+	leaseHeld
+	// leaseTheirs: another process fetched; its record is the answer.
+	leaseTheirs
+)
+
+// lease takes the fleet's fetch lease on origin for twice the fetch
+// timeout, at now. When another process holds it, lease waits for that
+// process's record, polling with a growing interval within the fetch
+// timeout; when the lease came free or is taken here, it looks once
+// more for a record the last holder stored before letting go, which
+// saves a second fetch. A record found so, fresh, is returned (and the
+// lease, if taken, given back): the caller then fetches nothing.
+func (s *store) lease(ctx context.Context, origin OriginKey, known parsedBody, now time.Time) (leaseAnswer, *storedRecord) {
+	if s.fleet == nil {
+		return leaseNone, nil
+	}
+	ttl := 2 * s.fetchTimeout
+	answer := s.takeLease(ctx, origin, ttl)
+	for d, deadline := leasePollMin, now.Add(s.fetchTimeout); answer == leaseTheirs; d = min(2*d, leasePollMax) {
+		if !s.now().Before(deadline) || s.sleep(ctx, d) != nil {
+			return leaseNone, nil
+		}
+		if got, ok := s.load(ctx, origin, known, true); ok {
+			return leaseTheirs, &got
+		}
+		answer = s.takeLease(ctx, origin, ttl)
+	}
+	if answer == leaseHeld {
+		if got, ok := s.load(ctx, origin, known, true); ok {
+			s.unlease(ctx, origin)
+			return leaseTheirs, &got
+		}
+	}
+	return answer, nil
+}
+
+// takeLease asks the FleetStore for origin's lease once: leaseHeld,
+// leaseTheirs while another holds it, or leaseNone when it cannot be
+// asked.
+func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Duration) leaseAnswer {
+	held, err := false, errors.New("robots: Lease panicked")
+	s.contain("Lease", origin, func() { held, err = s.fleet.Lease(ctx, origin, s.token, ttl) })
+	switch {
+	case err != nil:
+		return leaseNone
+	case held:
+		return leaseHeld
+	}
+	return leaseTheirs
+}
+
+// unlease gives origin's lease back.
+func (s *store) unlease(ctx context.Context, origin OriginKey) {
+	s.contain("Unlease", origin, func() { s.fleet.Unlease(ctx, origin, s.token) })
+}
