@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/crawlkit/robots/internal/skipnote"
 )
 
 // browserPath finds a Chromium or Chrome to drive. With none, the test is
@@ -30,6 +32,7 @@ func browserPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + ": the browser test must run in CI")
 	}
+	skipnote.Missing("chromium (or google-chrome)", "apt-get install chromium")
 	t.Skip(msg + ": skipping the browser test")
 	return ""
 }
