@@ -414,9 +414,14 @@ function stateURL(selected) {
 }
 
 // saveState puts the page's state in its URL, replacing the history entry
-// rather than adding one per key typed.
+// rather than adding one per key typed. A browser that refuses an address
+// that long leaves the last one: the page itself goes on.
 function saveState() {
-  history.replaceState(null, "", stateURL(active) + location.hash);
+  try {
+    history.replaceState(null, "", stateURL(active) + location.hash);
+  } catch (e) {
+    console.warn("the page's state is too large for its address:", e.message);
+  }
 }
 
 async function start() {
