@@ -59,7 +59,7 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 		d.stats.allowed.Add(1)
 		return agent, nil
 	}
-	d.stats.refused.Add(1)
+	d.stats.refused(e)
 	switch {
 	case e.Rule != nil:
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)

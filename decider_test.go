@@ -109,7 +109,7 @@ func TestUserAgentAndTokens(t *testing.T) {
 
 // TestRobotsTxtWhateverTheQuery checks that the transport, like the
 // policy, lets a request for /robots.txt through on its normalised path
-// whatever its query (RFC 9309 section 2.2.2 and the README), even when the rules refuse everything or
+// whatever its query (RFC 9309 section 2.2.2 and docs/matching.md), even when the rules refuse everything or
 // the robots.txt is unreachable and every other request is refused.
 func TestRobotsTxtWhateverTheQuery(t *testing.T) {
 	tests := []struct {

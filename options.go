@@ -139,7 +139,10 @@ type Options struct {
 	Cache httpcache.Cache
 	// MaxOrigins is how many origins' parsed robots.txt are held in
 	// memory, the least useful forgotten first; a forgotten origin is
-	// reloaded from Cache. If zero or negative, DefaultMaxOrigins is used.
+	// reloaded from Cache. Politeness slots and pauses are kept apart, for
+	// four times as many origins (at least 1,024, finished ones forgotten
+	// first), so that forgetting an origin never shortens a wait. If zero
+	// or negative, DefaultMaxOrigins is used.
 	MaxOrigins int
 	// MaxRobotsBytes bounds the memory, in bytes, that the parsed
 	// robots.txt of the origins held in memory take, alongside

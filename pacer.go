@@ -35,6 +35,9 @@ type pacer struct {
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
 
+	// waiting is Stats.Waiting: the requests asleep until their slot.
+	waiting *atomic.Int64
+
 	// pauses shares one read of an origin's stored pause between the
 	// unpaced requests that ask at once.
 	pauses singleflight.Group
@@ -476,7 +479,9 @@ func (p *pacer) sleepBooked(ctx context.Context, s *schedule, b *booking, d time
 	sctx, wake := context.WithCancel(ctx)
 	b.wake = wake
 	s.mu.Unlock()
+	p.waiting.Add(1)
 	err = p.sleep(sctx, d)
+	p.waiting.Add(-1)
 	moved = sctx.Err() != nil && ctx.Err() == nil
 	wake()
 	return moved, err

@@ -24,8 +24,21 @@ type Stats struct {
 	// transport's own conditional GET, whose stored copy was renewed. A
 	// server's X-From-Cache header is never taken as one.
 	Revalidated int64
-	// Allowed and Refused count the decisions of RoundTrip and Check.
+	// Allowed and Refused count the decisions of RoundTrip and Check:
+	// every request and every redirect hop is one. Refused is the total
+	// of the three kinds of refusal below.
 	Allowed, Refused int64
+	// RefusedByRule counts the refusals by a rule of robots.txt: the URL
+	// is not to be crawled, so drop it.
+	RefusedByRule int64
+	// RefusedUnreachable counts the refusals because the origin's
+	// robots.txt could not be fetched (a network error or a 5xx) and has
+	// not been for Options.FallbackAfter: the URL may be allowed later,
+	// so requeue it after the DisallowedError's RetryAt.
+	RefusedUnreachable int64
+	// RefusedByPreference counts the refusals by the site's AI usage
+	// preferences for the purposes in Options.Purposes.
+	RefusedByPreference int64
 	// Sent counts the requests RoundTrip handed to the base RoundTripper:
 	// those allowed, once their politeness wait was over, and requests
 	// for /robots.txt itself. Requests that Check allowed are not sent and
@@ -40,6 +53,16 @@ type Stats struct {
 	// Waited is the total time requests spent waiting for their
 	// politeness slot.
 	Waited time.Duration
+	// Waiting is the number of requests waiting for their politeness
+	// slot now: those asleep until it, not those still being decided or
+	// asking a fleet store for it.
+	Waiting int
+	// StoreErrors counts the calls to a FleetStore given as
+	// Options.Cache that returned an error (the transport then used its
+	// own state for the request), leaving out those cut short by the
+	// request's own context. It stays 0 for a Cache that is no
+	// FleetStore.
+	StoreErrors int64
 }
 
 // statusClasses are the keys of Stats.FetchStatus.
@@ -50,9 +73,25 @@ type counters struct {
 	parsed, unavailable, unreachable atomic.Int64
 	status                           [len(statusClasses)]atomic.Int64
 	revalidated                      atomic.Int64
-	allowed, refused                 atomic.Int64
+	allowed                          atomic.Int64
+	byRule, unreachableRefused       atomic.Int64 // refusals by kind
+	byPreference                     atomic.Int64
 	sent, robotsRequests             atomic.Int64
 	waited                           atomic.Int64 // nanoseconds
+	waiting                          atomic.Int64
+	storeErrors                      atomic.Int64
+}
+
+// refused counts the refusal e under its kind.
+func (c *counters) refused(e *DisallowedError) {
+	switch {
+	case e.Rule != nil:
+		c.byRule.Add(1)
+	case e.Preference != nil:
+		c.byPreference.Add(1)
+	default:
+		c.unreachableRefused.Add(1)
+	}
 }
 
 // fetched counts one robots.txt fetch.
@@ -88,12 +127,18 @@ func (c *counters) snapshot(origins int) Stats {
 		FetchStatus:    make(map[string]int64, len(statusClasses)),
 		Revalidated:    c.revalidated.Load(),
 		Allowed:        c.allowed.Load(),
-		Refused:        c.refused.Load(),
 		Sent:           c.sent.Load(),
 		RobotsRequests: c.robotsRequests.Load(),
 		Origins:        origins,
 		Waited:         time.Duration(c.waited.Load()),
+		Waiting:        int(c.waiting.Load()),
+		StoreErrors:    c.storeErrors.Load(),
+
+		RefusedByRule:       c.byRule.Load(),
+		RefusedUnreachable:  c.unreachableRefused.Load(),
+		RefusedByPreference: c.byPreference.Load(),
 	}
+	s.Refused = s.RefusedByRule + s.RefusedUnreachable + s.RefusedByPreference
 	for i, k := range statusClasses {
 		s.FetchStatus[k] = c.status[i].Load()
 	}

@@ -59,6 +59,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	if cache == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
+	cache = countFleetErrors(cache, &t.stats.storeErrors)
 	// Through t, so that the clock or the sleep a test swaps in applies
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
@@ -66,6 +67,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	t.origins.init(&c, cache, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
+	t.pacer.waiting = &t.stats.waiting
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -191,6 +193,32 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	}
 	_, err = t.decider.decide(st, &tg, now)
 	return err
+}
+
+// Origin returns the origin of u as the transport keys it, in every
+// count, in RobotsInfo.Origin and in a FleetStore: scheme://host[:port],
+// the scheme and host lower-cased, the host in its ASCII (IDNA) form
+// without a trailing dot, and the scheme's default port left out. Every
+// URL that shares a robots.txt and a politeness slot with u gives the
+// same origin, so that a crawl frontier can group URLs by it. A URL that
+// robots.txt does not govern gets an error matching ErrNotHTTP, as from
+// Check.
+func (t *Transport) Origin(u *url.URL) (string, error) {
+	switch {
+	case u == nil:
+		return "", fmt.Errorf("%w: no URL", ErrNotHTTP)
+	case u.Scheme == "":
+		return "", fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, u.Redacted())
+	case !isHTTP(u.Scheme):
+		return "", fmt.Errorf("%w: %q: robots.txt does not govern %q URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
+	case u.Host == "" && !strings.HasPrefix(u.Opaque, "//"):
+		return "", fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
+	}
+	tg, err := targetFor(u, "")
+	if err != nil {
+		return "", err
+	}
+	return string(tg.id.key()), nil
 }
 
 // urlTarget returns the wire target of a request for rawURL, which must

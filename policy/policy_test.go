@@ -81,7 +81,7 @@ func TestGroups(t *testing.T) {
 }
 
 // TestLineSyntax checks RFC 9309 section 2.2: line ends, comments,
-// whitespace, field-name case and the lenient readings the README lists.
+// whitespace, field-name case and the lenient readings docs/matching.md lists.
 func TestLineSyntax(t *testing.T) {
 	tests := []struct {
 		name, file, path string
@@ -287,7 +287,7 @@ func TestAllowedAllocationBound(t *testing.T) {
 }
 
 // TestDecideResolves checks that a request is refused when a form that
-// servers serve for it is (the README, "How URLs are matched"), that the
+// servers serve for it is (docs/matching.md), that the
 // explanation names that form, and that the literal reading does not.
 func TestDecideResolves(t *testing.T) {
 	r := Parse([]byte("User-agent: *\nDisallow: /private\n"))

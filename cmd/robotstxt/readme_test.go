@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -50,17 +51,33 @@ func readmeCommands(t *testing.T, readme string) []readmeCommand {
 // passedLine is the last line of a cases run with nothing failed.
 var passedLine = regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed\n\z`)
 
-// TestREADME runs every robotstxt command the README shows, from the
-// repository's root as a reader would, so that none goes stale: none may
-// be bad usage, and what the README says of their outcome must hold: a
-// command whose comment says it "passes" exits 0, one that "fails" or
-// "changes" exits 1.
-func TestREADME(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// guides are the user's documents whose commands and requests the tests
+// run: the README and the reference in docs/.
+func guides(t *testing.T) map[string]string {
+	t.Helper()
+	names, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
+	out := map[string]string{}
+	for _, name := range append([]string{"../../README.md"}, names...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(name, "../../")] = string(data)
+	}
+	return out
+}
+
+// TestREADME runs every robotstxt command the README and the docs show,
+// from the repository's root as a reader would, so that none goes stale:
+// none may be bad usage, and what they say of their outcome must hold: a
+// command whose comment says it "passes" exits 0, one that "fails" or
+// "changes" exits 1.
+func TestREADME(t *testing.T) {
+	docs := guides(t)
+	readme := docs["README.md"]
 	mod, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +89,15 @@ func TestREADME(t *testing.T) {
 		}
 	}
 
-	cmds := readmeCommands(t, readme)
+	if len(readmeCommands(t, readme)) == 0 {
+		t.Error("the README shows no robotstxt command")
+	}
+	var cmds []readmeCommand
+	for _, text := range docs {
+		cmds = append(cmds, readmeCommands(t, text)...)
+	}
 	if len(cmds) < 4 {
-		t.Fatalf("found %d robotstxt commands in the README, want at least test, lint, cases and serve: %q", len(cmds), cmds)
+		t.Fatalf("found %d robotstxt commands in the README and docs, want at least test, lint, cases and serve: %q", len(cmds), cmds)
 	}
 	t.Chdir("../..")
 	seen := map[string]bool{}
@@ -121,7 +144,7 @@ func TestREADME(t *testing.T) {
 	}
 	for _, c := range []string{"test", "lint", "cases", "diff", "serve"} {
 		if !seen[c] {
-			t.Errorf("the README shows no %s command", c)
+			t.Errorf("neither the README nor docs/ shows a %s command", c)
 		}
 	}
 }
@@ -172,15 +195,15 @@ func readmeCalls(t *testing.T, readme string) []readmeCall {
 	return calls
 }
 
-// TestREADMEAPI replays every curl line of the README against the
-// explorer and compares each answer with the JSON the README shows after
-// it (times aside), so that the API's documentation stays true.
+// TestREADMEAPI replays every curl line of the README and the docs (the
+// explorer's API is in docs/command.md) against the explorer and compares
+// each answer with the JSON shown after it (times aside), so that the
+// API's documentation stays true.
 func TestREADMEAPI(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var calls []readmeCall
+	for _, text := range guides(t) {
+		calls = append(calls, readmeCalls(t, text)...)
 	}
-	calls := readmeCalls(t, string(data))
 	seen := map[string]bool{}
 	srv := httptest.NewServer(explorer.New(explorer.Options{}))
 	t.Cleanup(srv.Close)
@@ -212,7 +235,7 @@ func TestREADMEAPI(t *testing.T) {
 	}
 	for _, p := range []string{"/api/decide", "/api/lint", "/api/fetch", "/api/compare"} {
 		if !seen[p] {
-			t.Errorf("the README shows no curl example of %s", p)
+			t.Errorf("neither the README nor docs/ shows a curl example of %s", p)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/crawlkit/robots/internal/skipnote"
 )
 
 // browserPath finds a Chromium or Chrome to drive. With none, the test is
@@ -30,6 +33,7 @@ func browserPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + ": the browser test must run in CI")
 	}
+	skipnote.Missing("chromium (or google-chrome)", "apt-get install chromium")
 	t.Skip(msg + ": skipping the browser test")
 	return ""
 }
@@ -415,6 +419,123 @@ func TestBrowser(t *testing.T) {
 		wait(`document.getElementById("compare").dataset.state === "ready" && document.getElementById("compare-summary").textContent.startsWith("0 of 1 ")`)
 		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#changes .change").length`)); err != nil || n != 0 {
 			t.Errorf("%d changes listed (%v), want none", n, err)
+		}
+	})
+
+	// A long file whose group for the first product token, Googlebot-Image
+	// (lines 35-150, below Googlebot's 1-33), states an AI usage preference
+	// on line 36, far above the rules that decide the URLs, on lines 84 and
+	// 150.
+	var long []string
+	for n := 1; n <= 150; n++ {
+		switch n {
+		case 1:
+			long = append(long, "User-agent: Googlebot")
+		case 34:
+			long = append(long, "")
+		case 35:
+			long = append(long, "User-agent: Googlebot-Image")
+		case 36:
+			long = append(long, "Content-Usage: train-ai=n")
+		case 84:
+			long = append(long, "Disallow: /img/private")
+		case 150:
+			long = append(long, "Allow: /img/public/")
+		default:
+			long = append(long, fmt.Sprintf("Disallow: /g%d/", n))
+		}
+	}
+	longRobots := strings.Join(long, "\n")
+	const longAgents, longURLs = "Googlebot-Image, Googlebot", "/img/private/a.png\n/img/public/b.png"
+
+	// inView reports whether line n is drawn and inside the file panel's
+	// visible part.
+	inView := func(t *testing.T, n int) bool {
+		t.Helper()
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+			const l = document.getElementById("L%d"), f = document.getElementById("file");
+			if (!l) return false;
+			const lr = l.getBoundingClientRect(), fr = f.getBoundingClientRect();
+			return lr.top >= fr.top && lr.bottom <= fr.bottom;
+		})()`, n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	t.Run("file panel shows the line deciding the selected URL", func(t *testing.T) {
+		err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`robotsEl.value = `+jsString(longRobots)+`;
+			agentsEl.value = `+jsString(longAgents)+`; urlsEl.value = `+jsString(longURLs)+`;
+			robotsEl.dispatchEvent(new Event("input"))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(`(() => { const d = document.querySelectorAll("#decisions .decision");
+			return d.length === 2 && d[0].dataset.line === "84" && d[1].dataset.line === "150" })()`)
+		if !inView(t, 84) {
+			t.Error("line 84, deciding the first URL, is not in the file panel's view")
+		}
+		// Selecting the second decision brings its line, far below, into view.
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#decisions .decision[data-index="1"] .reason`))); err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.querySelector('#file .line.active[data-line="150"]') !== null`)
+		if !inView(t, 150) || inView(t, 84) {
+			t.Errorf("after selecting the second URL: line 150 in view %v, line 84 in view %v; want only 150", inView(t, 150), inView(t, 84))
+		}
+	})
+
+	t.Run("page state is put in and read from the page URL", func(t *testing.T) {
+		link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		permalink, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#decisions .decision[data-index="1"] .permalink').href`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if permalink != link {
+			t.Errorf("the selected decision's link is %q, want the page's URL %q", permalink, link)
+		}
+		// The link opens the page as it was, elsewhere: a fresh page.
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(link)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.WaitReady("#decisions")); err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.body.dataset.state === "ready" && document.querySelectorAll("#decisions .decision").length === 2`)
+		type pageState struct {
+			Robots, Agents, URLs string
+			Active               string
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](`({Robots: robotsEl.value, Agents: agentsEl.value, URLs: urlsEl.value,
+			Active: document.querySelector("#decisions .decision.active").dataset.line})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (pageState{longRobots, longAgents, longURLs, "150"}); got != want {
+			t.Errorf("page opened from its link: tokens %q, URLs %q, selected line %s, robots.txt the same %v; want %q, %q, 150, true",
+				got.Agents, got.URLs, got.Active, got.Robots == longRobots, want.Agents, want.URLs)
+		}
+		if !inView(t, 150) {
+			t.Error("line 150, deciding the selected URL of the link, is not in view")
+		}
+
+		// A link may name the origin to fetch the file from instead.
+		site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("User-agent: *\nDisallow: /linked\n"))
+		}))
+		t.Cleanup(site.Close)
+		byOrigin := srv.URL + "/?origin=" + url.QueryEscape(site.URL) + "&agents=TestBot&urls=" + url.QueryEscape("/linked/x")
+		if err := chromedp.Do(ctx, chromedp.Navigate(byOrigin), chromedp.WaitReady("#decisions")); err != nil {
+			t.Fatal(err)
+		}
+		wait(`(() => { const d = document.querySelector("#decisions .decision");
+			return d && d.querySelector(".url").textContent === "/linked/x" && d.dataset.decision === "disallowed" && d.dataset.line === "2" })()`)
+		if q, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URLSearchParams(location.search).get("origin")`)); err != nil || q != site.URL {
+			t.Errorf("after the fetch the page URL names origin %q (%v), want %q", q, err, site.URL)
 		}
 	})
 

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/internal/skipnote"
 )
 
 // startCeiling is a generous bound on how long redis-server may take to
@@ -48,6 +50,7 @@ func Start(t testing.TB) *Server {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
+		skipnote.Missing("redis-server", installHint)
 		t.Skipf("%v; skipping", err)
 	}
 	s, err := Launch()
@@ -58,10 +61,13 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// installHint says how to install redis-server.
+const installHint = "apt-get install redis-server"
+
 // Installed reports, through its error, whether redis-server can be run.
 func Installed() error {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		return fmt.Errorf("redistest: redis-server not installed (apt-get install redis-server): %w", err)
+		return fmt.Errorf("redistest: redis-server not installed (%s): %w", installHint, err)
 	}
 	return nil
 }
@@ -71,10 +77,11 @@ func Installed() error {
 // CI=true, where that fails. Call it from TestMain.
 func Main(m *testing.M) {
 	if err := Installed(); err != nil {
-		fmt.Fprintf(os.Stderr, "%v; skipping the package\n", err)
 		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "%v: the package's tests must run in CI\n", err)
 			os.Exit(1)
 		}
+		skipnote.Missing("redis-server", installHint)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

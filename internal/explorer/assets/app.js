@@ -2,7 +2,9 @@
 // POST /api/decide as the person types, and draws the answer: the file line
 // by line with its warnings, the groups that apply boxed, each deciding rule
 // and each line stating an AI usage preference highlighted, and one verdict
-// per URL with its preferences.
+// per URL with its preferences. The page's state (the robots.txt or the
+// origin it was fetched from, the product tokens, the URLs and the decision
+// selected) is kept in the page's URL, so that a decision can be linked.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -89,6 +91,7 @@ async function decide() {
     return;
   }
   if (n !== seq) return;
+  saveState();
   showError(r.data.error || "");
   if (r.data.decisions) {
     last = r.data;
@@ -196,8 +199,28 @@ function drawFile(lines, d) {
     if (notes) summary += `, ${notes} note${notes === 1 ? "" : "s"}`;
   }
   $("summary").textContent = summary;
-  const act = file.querySelector(".line.active");
-  if (act) act.scrollIntoView({ block: "nearest" });
+  if (d) showLine(decidingLine(d));
+}
+
+// decidingLine is the line to show for the decision selected: the rule
+// that decides it, else the first line stating one of its preferences,
+// else the first group that applies; 0 when there is none.
+function decidingLine(d) {
+  const dec = d.decisions[active];
+  if (!dec || dec.error) return 0;
+  if (dec.rule) return dec.rule.line;
+  for (const p of dec.preferences || []) if (p.from.length) return p.from[0].line;
+  return d.selected.length ? d.selected[0].line : 0;
+}
+
+// showLine scrolls the file panel, and only it, so that line n is in
+// view, in its middle when it was out of view.
+function showLine(n) {
+  const file = $("file"), line = n && $("L" + n);
+  if (!line) return;
+  const f = file.getBoundingClientRect(), l = line.getBoundingClientRect();
+  if (l.top >= f.top && l.bottom <= f.bottom) return;
+  file.scrollTop += l.top - f.top - (file.clientHeight - l.height) / 2;
 }
 
 function drawDecisions(d) {
@@ -209,7 +232,8 @@ function drawDecisions(d) {
       "data-decision": state, "data-index": String(i), tabindex: "0" },
       el("div", { class: "head" },
         el("span", { class: "verdict", text: verdict }),
-        el("code", { class: "url", text: dec.url })));
+        el("code", { class: "url", text: dec.url }),
+        el("a", { class: "permalink", href: stateURL(i), title: "A link to this page deciding this URL", text: "🔗 link" })));
     if (dec.error) {
       item.append(el("div", { class: "reason", text: dec.error }));
       return item;
@@ -288,6 +312,7 @@ function drawPreferences(dec) {
 function setActive(i) {
   if (!last || i === active || i < 0 || i >= last.decisions.length) return;
   active = i;
+  saveState();
   drawFile(splitLines(robotsEl.value), last);
   drawDecisions(last);
 }
@@ -311,8 +336,10 @@ urlsEl.addEventListener("keyup", caretURL);
 urlsEl.addEventListener("click", caretURL);
 
 let edited = false;
+let fetchedFrom = ""; // the origin the robots.txt was fetched from, while not edited
 robotsEl.addEventListener("input", () => {
   if (!edited) { edited = true; $("source").textContent += " (edited)"; }
+  fetchedFrom = "";
   schedule();
 });
 agentsEl.addEventListener("input", schedule);
@@ -328,15 +355,21 @@ const meaning = {
   unreachable: "crawlers must fetch no URL until it can be read",
 };
 
-$("fetch-form").addEventListener("submit", async (ev) => {
+$("fetch-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
+  fetchLive($("origin").value.trim());
+});
+
+// fetchLive fetches origin's robots.txt through the server into the editor
+// and decides on it.
+async function fetchLive(origin) {
   const out = $("fetch-result");
   out.hidden = false;
   out.className = "fetch-result";
   out.textContent = "Fetching…";
   $("fetch").disabled = true;
   try {
-    const r = await post("/api/fetch", { origin: $("origin").value.trim() });
+    const r = await post("/api/fetch", { origin });
     const d = r.data;
     if (r.status !== 200) {
       out.classList.add("failed");
@@ -356,6 +389,7 @@ $("fetch-form").addEventListener("submit", async (ev) => {
       ? `(fetched from ${d.url} at ${when(d.fetchedAt)})`
       : `(nothing to parse: ${d.url} was ${d.outcome})`;
     edited = false;
+    fetchedFrom = origin;
     decide();
   } catch (e) {
     out.classList.add("failed");
@@ -363,9 +397,35 @@ $("fetch-form").addEventListener("submit", async (ev) => {
   } finally {
     $("fetch").disabled = false;
   }
-});
+}
+
+// The page's URL holds its state in its query: robots (the file's text)
+// or origin (where it is fetched from live, when it was fetched and not
+// edited since), agents (the product tokens, comma-separated), urls (one
+// a line) and selected (the index of the decision whose line is shown).
+function stateURL(selected) {
+  const q = new URLSearchParams();
+  if (fetchedFrom) q.set("origin", fetchedFrom);
+  else q.set("robots", robotsEl.value);
+  q.set("agents", agents().join(", "));
+  q.set("urls", urlsEl.value.split("\n").map((u) => u.trim()).filter((u) => u !== "").join("\n"));
+  if (selected) q.set("selected", String(selected));
+  return location.pathname + "?" + q.toString();
+}
+
+// saveState puts the page's state in its URL, replacing the history entry
+// rather than adding one per key typed. A browser that refuses an address
+// that long leaves the last one: the page itself goes on.
+function saveState() {
+  try {
+    history.replaceState(null, "", stateURL(active) + location.hash);
+  } catch (e) {
+    console.warn("the page's state is too large for its address:", e.message);
+  }
+}
 
 async function start() {
+  const q = new URLSearchParams(location.search);
   try {
     const resp = await fetch("/api/start");
     const s = await resp.json();
@@ -375,6 +435,20 @@ async function start() {
     $("source").textContent = s.source ? `(${s.source})` : "";
   } catch (e) {
     showError("the explorer server did not answer: " + e.message);
+    return;
+  }
+  // A linked state replaces the server's, piece by piece.
+  if (q.has("robots")) {
+    robotsEl.value = q.get("robots");
+    $("source").textContent = "(from the page's link)";
+  }
+  if (q.has("agents")) agentsEl.value = q.get("agents");
+  if (q.has("urls")) urlsEl.value = q.get("urls");
+  const sel = Number(q.get("selected"));
+  if (Number.isInteger(sel) && sel > 0) active = sel;
+  if (q.has("origin") && !q.has("robots")) {
+    $("origin").value = q.get("origin");
+    fetchLive(q.get("origin"));
     return;
   }
   decide();

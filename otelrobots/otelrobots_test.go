@@ -1,0 +1,257 @@
+package otelrobots_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/fakeclock"
+	"github.com/crawlkit/robots/internal/redistest"
+	"github.com/crawlkit/robots/otelrobots"
+	"github.com/crawlkit/robots/redisstore"
+)
+
+// waitCeiling bounds every wait of these tests; it only matters when
+// something is wrong.
+const waitCeiling = 10 * time.Second
+
+// scrape is one scrape of the Prometheus exporter: each series'
+// value by its name and labels as the exposition writes them, and each
+// metric's type by its name.
+type scrape struct {
+	values map[string]float64
+	types  map[string]string
+}
+
+// prometheusServer returns a MeterProvider whose reader is the
+// OpenTelemetry Prometheus exporter, and a function that scrapes it over
+// HTTP as Prometheus would.
+func prometheusServer(t *testing.T) (*sdkmetric.MeterProvider, func() scrape) {
+	t.Helper()
+	registry := prometheus.NewRegistry()
+	exporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	t.Cleanup(func() { provider.Shutdown(context.Background()) })
+	srv := httptest.NewServer(promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	return provider, func() scrape {
+		t.Helper()
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		s := scrape{values: map[string]float64{}, types: map[string]string{}}
+		lines := bufio.NewScanner(resp.Body)
+		for lines.Scan() {
+			line := lines.Text()
+			if f := strings.Fields(line); len(f) == 4 && f[1] == "TYPE" {
+				s.types[f[2]] = f[3]
+				continue
+			}
+			if strings.HasPrefix(line, "#") || line == "" {
+				continue
+			}
+			i := strings.LastIndexByte(line, ' ')
+			v, err := strconv.ParseFloat(line[i+1:], 64)
+			if err != nil {
+				t.Fatalf("scrape line %q: %v", line, err)
+			}
+			s.values[line[:i]] = v
+		}
+		return s
+	}
+}
+
+// held is a Sleep that advances the clock only when the test releases it.
+type held struct {
+	clock   *fakeclock.Clock
+	release chan struct{}
+}
+
+func (h held) sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-h.release:
+		h.clock.Advance(d)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestScrape checks that a crawl's counts reach Prometheus by the names,
+// types, units and attributes the package documents: fetches by outcome
+// and status class, decisions by result and reason, the request waiting
+// for its slot while it waits, the time it waited, and the origins held.
+func TestScrape(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nDisallow: /private\nContent-Usage: /ai/ train-ai=n\n")
+			return
+		}
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(site.Close)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+
+	provider, scrapeNow := prometheusServer(t)
+	clock := fakeclock.New()
+	h := held{clock: clock, release: make(chan struct{})}
+	tr := robots.NewTransport(nil, robots.Options{
+		UserAgent: "ExampleBot/1.0", MinDelay: time.Second, Purposes: []string{"train-ai"},
+		Now: clock.Now, Sleep: h.sleep,
+	})
+	if _, err := otelrobots.Register(tr, provider); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	for _, u := range []string{site.URL + "/", site.URL + "/private", site.URL + "/private/2", site.URL + "/ai/x", down.URL + "/a"} {
+		resp, err := client.Get(u)
+		if err == nil {
+			resp.Body.Close()
+		} else if !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatal(err)
+		}
+	}
+	// One more page of the site waits a second for its slot.
+	done := make(chan error, 1)
+	go func() {
+		resp, err := client.Get(site.URL + "/b")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(waitCeiling)
+	for scrapeNow().values["robots_requests_waiting"] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the scrape never showed the request waiting for its slot")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(h.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitCeiling):
+		t.Fatal("the waiting request was never sent")
+	}
+
+	got := scrapeNow()
+	for series, want := range map[string]float64{
+		`robots_fetches_total{robots_outcome="parsed"}`:                                 1,
+		`robots_fetches_total{robots_outcome="unreachable"}`:                            1,
+		`robots_fetches_total{robots_outcome="unavailable"}`:                            0,
+		`robots_fetch_status_classes_total{robots_status_class="2xx"}`:                  1,
+		`robots_fetch_status_classes_total{robots_status_class="5xx"}`:                  1,
+		`robots_revalidations_total`:                                                    0,
+		`robots_decisions_total{robots_decision="allowed"}`:                             2,
+		`robots_decisions_total{robots_decision="refused",robots_reason="rule"}`:        2,
+		`robots_decisions_total{robots_decision="refused",robots_reason="unreachable"}`: 1,
+		`robots_decisions_total{robots_decision="refused",robots_reason="preference"}`:  1,
+		`robots_requests_sent_total`:                                                    2,
+		`robots_robots_txt_requests_total`:                                              0,
+		`robots_wait_time_seconds_total`:                                                1,
+		`robots_requests_waiting`:                                                       0,
+		`robots_origins`:                                                                2,
+		`robots_store_errors_total`:                                                     0,
+	} {
+		if v, ok := got.values[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+	for name, typ := range map[string]string{
+		"robots_fetches_total": "counter", "robots_decisions_total": "counter",
+		"robots_wait_time_seconds_total": "counter", "robots_requests_waiting": "gauge", "robots_origins": "gauge",
+	} {
+		base := strings.TrimSuffix(name, "_total")
+		if got.types[name] != typ && got.types[base] != typ {
+			t.Errorf("%s has type %q, want %s", name, got.types[base]+got.types[name], typ)
+		}
+	}
+	for series := range got.values {
+		if strings.Contains(series, "127.0.0.1") {
+			t.Errorf("series %s has an origin for a label", series)
+		}
+	}
+	if _, ok := got.values["robots_redisstore_calls_total"]; ok {
+		t.Error("the store's instruments were registered without WithStore")
+	}
+}
+
+// TestScrapeStore checks that WithStore reports the Redis store's calls
+// and errors, and that the transport's own count of fleet-store errors
+// grows when Redis goes away.
+func TestScrapeStore(t *testing.T) {
+	srv := redistest.Start(t)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	}))
+	t.Cleanup(site.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	store := redisstore.New(rdb, redisstore.Options{Prefix: "otel:", Timeout: 200 * time.Millisecond})
+	clock := fakeclock.New()
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: time.Second, Cache: store, Now: clock.Now, Sleep: clock.Sleep})
+	provider, scrapeNow := prometheusServer(t)
+	reg, err := otelrobots.Register(tr, provider, otelrobots.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	get := func(path string) {
+		t.Helper()
+		resp, err := client.Get(site.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("/up")
+	if got := scrapeNow(); got.values["robots_redisstore_calls_total"] == 0 || got.values["robots_redisstore_errors_total"] != 0 || got.values["robots_store_errors_total"] != 0 {
+		t.Errorf("with Redis up: calls %v, errors %v, transport's store errors %v; want calls and no errors",
+			got.values["robots_redisstore_calls_total"], got.values["robots_redisstore_errors_total"], got.values["robots_store_errors_total"])
+	}
+	srv.Stop()
+	get("/down")
+	got := scrapeNow()
+	if got.values["robots_redisstore_errors_total"] == 0 || got.values["robots_store_errors_total"] == 0 {
+		t.Errorf("with Redis down: store errors %v, transport's store errors %v; want both counted",
+			got.values["robots_redisstore_errors_total"], got.values["robots_store_errors_total"])
+	}
+	if err := reg.Unregister(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := scrapeNow().values["robots_origins"]; ok {
+		t.Error("the instruments still report after Unregister")
+	}
+}
+
+// TestRegisterNil checks that a nil Transport is a clear error.
+func TestRegisterNil(t *testing.T) {
+	if _, err := otelrobots.Register(nil, nil); err == nil || !strings.Contains(err.Error(), "Transport") {
+		t.Errorf("Register(nil) = %v, want an error naming the Transport", err)
+	}
+}
