@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots/botauth"
+	"github.com/crawlkit/robots/internal/skipnote"
 )
 
 // npmVerifier runs Cloudflare's web-bot-auth verifier (the npm package,
@@ -33,17 +34,19 @@ func requireNPM(t *testing.T) *npmVerifier {
 		t.Fatal(err)
 	}
 	node, err := exec.LookPath("node")
-	missing := ""
+	var what, how string
 	switch {
 	case err != nil:
-		missing = "node not found: apt-get install nodejs npm, then npm ci in botauth/testdata/verifier"
+		what, how = "node", "apt-get install nodejs npm, then npm ci in botauth/testdata/verifier"
 	case !exists(filepath.Join(dir, "node_modules", "web-bot-auth", "package.json")):
-		missing = "npm package web-bot-auth not installed: run npm ci in botauth/testdata/verifier"
+		what, how = "npm package web-bot-auth", "npm ci in botauth/testdata/verifier"
 	}
-	if missing != "" {
+	if what != "" {
+		missing := what + " not found: " + how
 		if os.Getenv("CI") != "" {
 			t.Fatalf("botauth: end-to-end check against the npm verifier cannot run in CI: %s", missing)
 		}
+		skipnote.Missing(what, how)
 		t.Skipf("botauth: end-to-end check against the npm verifier skipped: %s", missing)
 	}
 	return &npmVerifier{node: node, dir: dir}
