@@ -371,13 +371,13 @@ func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) e
 	return nil
 }
 
-func (f *fleetStub) PausedUntil(ctx context.Context, key OriginKey) (time.Time, error) {
+func (f *fleetStub) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
 	if f.down.Load() {
 		return time.Time{}, errors.New("store unavailable")
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.paused, nil
+	return latest(req.Now, f.paused), nil
 }
 
 // sendLog is a base that answers robots.txt with allowAll and records

@@ -65,7 +65,9 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
 	t.origins.init(&c, cache, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
-	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
+	// The store found the fleet's capabilities on the cache: the pacer
+	// shares the pace through the same one.
+	t.pacer.init(&c, t.origins.store.fleet, now, sleep, &t.stats.waited)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
