@@ -193,13 +193,14 @@ type schedule struct {
 
 	// The fleet's view, kept by the pacer: the store's epoch last seen
 	// ("" before the first answer), the latest store slot this process
-	// holds or sent in, the latest slot it sent in, how many members the
-	// store last counted (0: never said), and whether a store call
-	// failed since the last that answered.
+	// holds or sent in, the latest slot it sent in, and how many members
+	// the store last counted (0: never said).
 	epoch               string
 	lastStore, lastSent time.Time
 	members             int
-	unsure              bool
+	// probeAt is when a waiter may next ask the store whether it still
+	// holds the slots this process waits on.
+	probeAt time.Time
 }
 
 // booking is one request's slot in a schedule.

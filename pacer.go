@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,8 @@ type pacer struct {
 	// members is how many members the store last said pace an origin,
 	// whichever: the count for origins this process has no count of.
 	members atomic.Int64
+	// epochs numbers the epoch tokens this process offers a store.
+	epochs atomic.Uint64
 }
 
 // maxTries bounds how many slots one request reserves before it gives up:
@@ -199,8 +202,11 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 	req := SlotRequest{Member: p.member, Now: now, Interval: delay, Limit: lim}
 	n := 1
 	if p.fleet != nil {
+		// The store knows every slot of the fleet, this process's
+		// included, but may have lost them: Held is the one it must not
+		// lose, the last this process sent in.
 		s.mu.Lock()
-		req.NotBefore, req.Held, req.Epoch = s.next(req), s.lastSent, p.member
+		req.NotBefore, req.Held, req.Epoch = s.paused(), s.lastSent, p.epochToken()
 		s.mu.Unlock()
 		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 		if err == nil {
@@ -222,7 +228,6 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 	if p.fleet != nil {
 		// The other members may have taken the slots after the last
 		// one this process holds in the store.
-		s.unsure = true
 		if !s.lastStore.IsZero() {
 			req.NotBefore = s.lastStore.Add(time.Duration(n) * delay)
 		}
@@ -248,7 +253,7 @@ func (p *pacer) bookStore(ctx context.Context, s *schedule, slot Slot, req SlotR
 	p.sawMembers(slot.Members)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.confirm(s, slot)
+	p.confirm(s, slot, req.Now, req.Interval)
 	if !slot.Reserved {
 		return nil, tooLate(s.key, slot.At, slot.At.Sub(req.Now), left)
 	}
@@ -262,17 +267,18 @@ func (p *pacer) bookStore(ctx context.Context, s *schedule, slot Slot, req SlotR
 	return b, nil
 }
 
-// confirm takes slot as the store's word on s: its member count and
-// epoch. The slots this process holds that the store does not know (from
+// confirm takes slot, the store's answer at now to a request of delay,
+// as its word on s: its member count and epoch, not to be asked again
+// for a delay. The slots this process holds that the store does not know (from
 // an earlier epoch, or reserved alone) are to be reserved again through
 // it. s.mu is held.
-func (p *pacer) confirm(s *schedule, slot Slot) {
+func (p *pacer) confirm(s *schedule, slot Slot, now time.Time, delay time.Duration) {
 	if slot.Members > 0 {
 		s.members = slot.Members
 	}
+	s.probeAt = latest(s.probeAt, now.Add(delay))
 	lost := s.epoch != "" && slot.Epoch != s.epoch
 	s.epoch = slot.Epoch
-	s.unsure = false
 	for _, b := range s.waiting {
 		if b.alone || b.store && lost && b.epoch != slot.Epoch {
 			b.retake = true
@@ -281,6 +287,13 @@ func (p *pacer) confirm(s *schedule, slot Slot) {
 			}
 		}
 	}
+}
+
+// epochToken returns a token for a store that has no epoch to take as
+// its own: unique per call, so that a store restarted empty never takes
+// the epoch it had before.
+func (p *pacer) epochToken() string {
+	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
 // sent records that a request of s goes at its slot at. s.mu is held.
@@ -297,6 +310,21 @@ func (p *pacer) sleepUntil(ctx context.Context, s *schedule, b *booking) (again 
 	for {
 		now := p.now()
 		s.mu.Lock()
+		checks := p.fleet != nil && (b.store || b.alone) && b.delay > 0
+		if checks && !now.Before(s.probeAt) && b.at.After(now) {
+			// A store may lose the slots it granted (a restart without
+			// persistence), and one that was unavailable does not know
+			// the slots reserved alone: a line waiting on such slots asks
+			// it once a delay whether it answers, and with which epoch,
+			// unless a reservation just told. When it lost them or is
+			// back, they are reserved again through it.
+			s.probeAt = now.Add(b.delay)
+			s.mu.Unlock()
+			p.probe(ctx, s, now, b.delay)
+			// The call took time.
+			now = p.now()
+			s.mu.Lock()
+		}
 		if b.retake || b.store && s.paused().After(b.at) {
 			s.leave(b, true, now)
 			s.mu.Unlock()
@@ -319,14 +347,8 @@ func (p *pacer) sleepUntil(ctx context.Context, s *schedule, b *booking) (again 
 			p.cancelStore(ctx, s.key, b)
 			return false, err
 		}
-		step := b.delay
-		if p.fleet != nil && s.unsure && (b.alone || b.store) && step > 0 && d > step {
-			// While the store is unavailable, look at it once a delay:
-			// when it answers again, the slots it does not know are
-			// reserved again through it.
-			d = step
-		} else {
-			step = 0
+		if checks {
+			d = min(d, max(s.probeAt.Sub(now), time.Millisecond))
 		}
 		moved, err := p.sleepBooked(ctx, s, b, d)
 		if err != nil && !moved {
@@ -336,31 +358,22 @@ func (p *pacer) sleepUntil(ctx context.Context, s *schedule, b *booking) (again 
 			p.cancelStore(ctx, s.key, b)
 			return false, err
 		}
-		if step > 0 && !moved {
-			p.probe(ctx, s, b)
-		}
 	}
 }
 
-// probe asks the store, while s is unsure of it, whether it answers and
-// with which epoch, reserving nothing (a Limit before Now), when b is the
-// first of the line: one call per origin and delay.
-func (p *pacer) probe(ctx context.Context, s *schedule, b *booking) {
+// probe asks the store whether it answers, and with which epoch,
+// reserving nothing (a Limit before Now).
+func (p *pacer) probe(ctx context.Context, s *schedule, now time.Time, delay time.Duration) {
 	s.mu.Lock()
-	first := s.unsure && len(s.waiting) > 0 && s.waiting[0] == b
-	now := p.now()
-	req := SlotRequest{Member: p.member, Now: now, Interval: b.delay, Limit: now.Add(-time.Microsecond), Held: s.lastSent, Epoch: p.member}
+	req := SlotRequest{Member: p.member, Now: now, Interval: delay, Limit: now.Add(-time.Microsecond), Held: s.lastSent, Epoch: p.epochToken()}
 	s.mu.Unlock()
-	if !first {
-		return
-	}
 	slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 	if err != nil {
 		return
 	}
 	p.sawMembers(slot.Members)
 	s.mu.Lock()
-	p.confirm(s, slot)
+	p.confirm(s, slot, now, delay)
 	s.mu.Unlock()
 }
 

@@ -45,6 +45,7 @@ type site struct {
 	// mu protects arrivals.
 	mu       sync.Mutex
 	arrivals []time.Time
+	paths    []string
 }
 
 func newSite(t *testing.T) *site {
@@ -59,6 +60,7 @@ func newSite(t *testing.T) *site {
 		}
 		s.mu.Lock()
 		s.arrivals = append(s.arrivals, time.Now())
+		s.paths = append(s.paths, r.URL.Path)
 		s.mu.Unlock()
 		if s.gate != nil {
 			s.held.Add(1)
