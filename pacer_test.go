@@ -210,7 +210,9 @@ func pausingSite(t *testing.T) (*site, http.RoundTripper) {
 }
 
 // TestSlotPastDeadlineFailsFast checks that a request whose slot lies
-// past its deadline fails at once and takes no slot.
+// past its deadline fails at once and takes no slot, with a *SlotError
+// that names the origin and the slot's time and matches
+// context.DeadlineExceeded.
 func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
@@ -221,8 +223,16 @@ func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
-	if _, err := roundTripWithin(t, tr, req); !errors.Is(err, context.DeadlineExceeded) {
+	_, err := roundTripWithin(t, tr, req)
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
+	}
+	var se *SlotError
+	if !errors.As(err, &se) {
+		t.Fatalf("RoundTrip = %v (%T), want a *SlotError", err, err)
+	}
+	if want := c.Now().Add(time.Hour); se.Origin != "http://paused.example" || !se.At.Equal(want) {
+		t.Errorf("SlotError{Origin: %q, At: %v}, want {http://paused.example, %v}, the pause's end", se.Origin, se.At, want)
 	}
 	if w := c.Waits(); len(w) != 0 {
 		t.Errorf("waits %v before failing, want none", w)
@@ -503,5 +513,40 @@ func TestPauseHoldsWaiters(t *testing.T) {
 	}
 	if now := c.Now(); now.Before(paused) {
 		t.Errorf("the waiter was sent %v before the pause ended", paused.Sub(now))
+	}
+}
+
+// unusableStore answers every reservation with a slot a second from now,
+// whatever the pause, as a store that kept its pause in the wrong unit
+// would, and counts the reservations.
+type unusableStore struct {
+	*fleetStore
+	calls atomic.Int64
+}
+
+func (u *unusableStore) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequest) (Slot, error) {
+	u.calls.Add(1)
+	return Slot{At: req.Now.Add(time.Second), Reserved: true, Members: 1}, nil
+}
+
+// TestUnusableStoreSlotsFail checks that a request whose store keeps
+// answering slots inside a pause the process knows of fails after a
+// bounded number of reservations, with an error, rather than reserving,
+// giving back and reserving again for ever.
+func TestUnusableStoreSlotsFail(t *testing.T) {
+	_, base := pausingSite(t)
+	c := newClock()
+	store := &unusableStore{fleetStore: newFleetStore()}
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep})
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
+		t.Fatal(err)
+	}
+	before := store.calls.Load()
+	_, err := getWithin(t, tr, "http://paused.example/page")
+	if err == nil || !strings.Contains(err.Error(), "no usable politeness slot") {
+		t.Fatalf("RoundTrip during the pause = %v, want the error that the store's slots are unusable", err)
+	}
+	if n := store.calls.Load() - before; n > maxTries {
+		t.Errorf("%d reservations for one request, want at most %d", n, maxTries)
 	}
 }

@@ -580,7 +580,9 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 			site := "http://" + tc.name + ".example"
 			send := func(path string) {
 				t.Helper()
-				req, _ := http.NewRequest(http.MethodGet, site+path, nil)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site+path, nil)
 				resp, err := tr.RoundTrip(req)
 				if err != nil {
 					t.Fatal(err)
