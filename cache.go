@@ -57,10 +57,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, base http.RoundTr
 	c.table = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(cfg.maxRobotsBytes),
 		Weigher: countingWeigher(cfg.maxRobotsBytes, cfg.maxOrigins, func(_ originID, o *origin) int64 {
-			if st := o.current(); st != nil {
-				return st.weight()
-			}
-			return stateOverhead
+			return o.weight()
 		}),
 	})
 }

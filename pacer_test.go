@@ -550,3 +550,51 @@ func TestUnusableStoreSlotsFail(t *testing.T) {
 		t.Errorf("%d reservations for one request, want at most %d", n, maxTries)
 	}
 }
+
+// TestNewOriginsCostFlat sends one request to each of 50,000 new origins
+// through a transport holding 1,000, every delay still running (an hour):
+// the pacer's table stays within its bound, and a new origin costs the
+// same however full the table: the last 2,000 origins, each making room
+// in a full table of 4,000 schedules, take at most four times as long as
+// the first 2,000, for which the table had room (a scan of the table per
+// new origin makes them a hundred times dearer), and the whole run ends
+// within a ceiling.
+func TestNewOriginsCostFlat(t *testing.T) {
+	const origins, maxOrigins, probe = 50000, 1000, 2000
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		body := "page"
+		if r.URL.Path == "/robots.txt" {
+			body = allowAll
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader(body))}, nil
+	})
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Hour, MaxOrigins: maxOrigins, Now: c.Now, Sleep: c.Sleep})
+	run := func(from, to int) time.Duration {
+		start := time.Now()
+		const workers = 4
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := from + w; i < to; i += workers {
+					if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		waitGroupWithin(t, &wg, 45*time.Second, fmt.Sprintf("a request to each of origins %d to %d", from, to))
+		return time.Since(start)
+	}
+	first := run(0, probe)
+	run(probe, origins-probe)
+	last := run(origins-probe, origins)
+	if n, most := tr.pacer.local.len(), 4*maxOrigins; n > most {
+		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
+	}
+	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
+	if last > 4*first {
+		t.Errorf("the last %d new origins took %v, over four times the first %d (%v)", probe, last, probe, first)
+	}
+}
