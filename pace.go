@@ -134,7 +134,8 @@ func (p *localPace) CancelSlot(_ context.Context, origin OriginKey, at time.Time
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.last; b != nil && b.at.Equal(at) {
-		s.unbook(b, latest(p.now(), s.floor))
+		// The latest time the limiter was given: the callers' clock.
+		s.unbook(b, s.floor)
 		s.last = nil
 	}
 	return nil

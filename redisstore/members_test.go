@@ -15,6 +15,7 @@ import (
 
 	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/internal/fakeclock"
+	"github.com/crawlkit/robots/internal/pacetest"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -133,4 +134,11 @@ func TestFleetSlowOriginOutage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPaceConformance runs the Pace contract's suite against a Store on
+// a real redis-server.
+func TestPaceConformance(t *testing.T) {
+	_, _, s := newStore(t, redisstore.Options{})
+	pacetest.Run(t, func(*testing.T) robots.Pace { return s })
 }
