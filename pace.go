@@ -16,9 +16,10 @@ import (
 // of their own, larger than the origin table, so that forgetting an
 // origin's parsed robots.txt never shortens a wait. Keeping, finding and
 // dropping a schedule costs the same however many are held: the table is
-// a map and a ring in the order schedules were made or last found idle,
-// and a full table drops from the ring's old end (a clock, or second
-// chance, eviction), never scanning it. It is safe for concurrent use.
+// a map and a ring in the order schedules were made or last passed over,
+// and a full table drops the oldest that holds nothing back, passing over
+// at most evictTries busy ones (a clock, or second chance, eviction),
+// never scanning it. It is safe for concurrent use.
 type localPace struct {
 	now func() time.Time
 	max int

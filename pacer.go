@@ -210,7 +210,7 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 		s.mu.Unlock()
 		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 		if err == nil {
-			return p.bookStore(ctx, s, slot, req, left)
+			return p.bookStore(s, slot, req, left)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -249,7 +249,7 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 // the error that it lies past the deadline. A store found to have lost
 // its state (a new epoch) or back after this process paced alone has the
 // slots this process holds from before reserved anew. s.mu is not held.
-func (p *pacer) bookStore(ctx context.Context, s *schedule, slot Slot, req SlotRequest, left time.Duration) (*booking, error) {
+func (p *pacer) bookStore(s *schedule, slot Slot, req SlotRequest, left time.Duration) (*booking, error) {
 	p.sawMembers(slot.Members)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,9 +269,9 @@ func (p *pacer) bookStore(ctx context.Context, s *schedule, slot Slot, req SlotR
 
 // confirm takes slot, the store's answer at now to a request of delay,
 // as its word on s: its member count and epoch, not to be asked again
-// for a delay. The slots this process holds that the store does not know (from
-// an earlier epoch, or reserved alone) are to be reserved again through
-// it. s.mu is held.
+// for a delay. The slots this process holds that the store does not
+// know (from an earlier epoch, or reserved alone) are to be reserved
+// again through it. s.mu is held.
 func (p *pacer) confirm(s *schedule, slot Slot, now time.Time, delay time.Duration) {
 	if slot.Members > 0 {
 		s.members = slot.Members
