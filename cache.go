@@ -38,11 +38,12 @@ type robotsCache struct {
 }
 
 // init readies c to hold cfg.maxOrigins origins weighing at most
-// cfg.maxRobotsBytes, their records kept in cache and fetched on base.
-func (c *robotsCache) init(cfg *config, cache httpcache.Cache, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
+// cfg.maxRobotsBytes, their records kept in cache (through fleet, when
+// it is shared by a fleet) and fetched on base.
+func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet FleetStore, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	c.now, c.logger, c.stats = now, cfg.logger, stats
 	c.times = lifetimes{fresh: cfg.freshness, minFresh: cfg.minFreshness, minBackoff: cfg.minBackoff, maxBackoff: cfg.maxBackoff}
-	c.store.init(cache, cfg.userAgent, cfg.logger, cfg.fetchTimeout, now, sleep)
+	c.store.init(cache, fleet, cfg.userAgent, cfg.logger, cfg.fetchTimeout, now, sleep)
 	c.fetcher = &fetcher{
 		base: base, userAgent: cfg.userAgent, maxRedirects: cfg.maxRedirects, maxSize: cfg.maxSize,
 		timeout: cfg.fetchTimeout, now: now, logger: cfg.logger,
@@ -50,10 +51,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, base http.RoundTr
 	c.table = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(cfg.maxRobotsBytes),
 		Weigher: countingWeigher(cfg.maxRobotsBytes, cfg.maxOrigins, func(_ originID, o *origin) int64 {
-			if st := o.current(); st != nil {
-				return st.weight()
-			}
-			return stateOverhead
+			return o.weight()
 		}),
 	})
 }

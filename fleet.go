@@ -37,11 +37,31 @@ type FleetStore interface {
 	// Unlease gives origin's lease up if token still holds it.
 	Unlease(ctx context.Context, origin OriginKey, token string) error
 
-	// ReserveSlot reserves the earliest send time for origin that is no
-	// earlier than req.NotBefore (or req.Now), than the last slot
-	// reserved by any member plus req.Interval, and than any pause, and
-	// counts req.Member as pacing origin. If that time is after req.Limit
-	// nothing is reserved and the Slot says when it would have been.
+	Pace
+}
+
+// Pace is an origin's pace, the one seam every paced request goes
+// through: a Transport without a FleetStore paces on one in memory (on
+// golang.org/x/time/rate), and a fleet member on its FleetStore's,
+// falling back on the one in memory while the store is unavailable. The
+// Transport's wait is the same on both: reserve a slot, sleep until it,
+// give it back if the request's context ends first.
+//
+// Times are the callers' (SlotRequest.Now): a Pace reads no clock to
+// decide a slot, so that members on different machines, and tests on a
+// fake clock, agree on the arithmetic. A store writes these four methods;
+// redisstore's and docs/fleet.md say how.
+type Pace interface {
+	// ReserveSlot reserves the earliest slot of origin that is no
+	// earlier than req.NotBefore (or req.Now), than the later of
+	// req.Held and the last slot reserved by any member plus
+	// req.Interval, and than any pause, and counts req.Member as pacing
+	// origin for MemberWindowFor(req.Interval) after it. A store that does not know
+	// req.Held (it lost its state) first takes it as its last slot. If
+	// the slot would be after req.Limit, nothing is reserved and the Slot
+	// says when it would have been. Slot.Epoch names the store's state:
+	// a store that starts empty takes req.Epoch as its epoch and keeps
+	// it while it keeps its slots.
 	ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error)
 	// CancelSlot gives back the slot at (reserved with interval) if it is
 	// still origin's last one.
@@ -49,9 +69,11 @@ type FleetStore interface {
 	// Pause holds every later slot of origin until at least until
 	// (Retry-After).
 	Pause(ctx context.Context, origin OriginKey, until time.Time) error
-	// PausedUntil returns the end of the pause any member stored for
-	// origin; the zero time when there is none.
-	PausedUntil(ctx context.Context, origin OriginKey) (time.Time, error)
+	// NextSlot returns the slot ReserveSlot would reserve for req, pause
+	// included, without reserving it or counting a member: when origin
+	// is next free. With a zero req.Interval it is the later of req.Now
+	// and the end of any pause.
+	NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error)
 }
 
 // OriginKey names one origin in a FleetStore: its scheme, host and port
@@ -70,7 +92,7 @@ type RecordKey struct {
 	Variant string
 }
 
-// SlotRequest is what a paced request asks of a FleetStore.
+// SlotRequest is what a paced request asks of a Pace.
 type SlotRequest struct {
 	// Member names the process reserving (random per transport), so that
 	// the store can count the members pacing an origin.
@@ -85,9 +107,17 @@ type SlotRequest struct {
 	// Limit is the latest slot the request can use. If zero, there is
 	// none.
 	Limit time.Time
+	// Held is the latest slot the member sent a request in, which the
+	// store may have lost: the store's last slot is raised to it, so a
+	// store restarted empty grants no slot closer than Interval after
+	// it. Zero when none.
+	Held time.Time
+	// Epoch is the epoch a store with none (one that starts empty) is to
+	// take: a random token per reservation or per member.
+	Epoch string
 }
 
-// Slot is a FleetStore's answer to a SlotRequest.
+// Slot is a Pace's answer to a SlotRequest.
 type Slot struct {
 	// At is the send time reserved, or the one that would have been when
 	// Reserved is false.
@@ -100,4 +130,10 @@ type Slot struct {
 	// paces the origin at this many times the delay, so that the fleet
 	// keeps the origin's pace. Zero when the store does not count.
 	Members int
+	// Epoch names the store's state of the origin's pace: it changes
+	// when the store lost it (restarted empty, flushed, failed over to a
+	// replica behind), and a member then reserves anew the slots it
+	// holds from before. Empty when the store keeps no epoch; the member
+	// then trusts the slots it holds.
+	Epoch string
 }

@@ -89,12 +89,24 @@ func countingWeigher[K comparable, V any](maxBytes int64, maxEntries int, size f
 }
 
 // parsedFactor is how many bytes of memory a parsed robots.txt takes per
-// byte of its text, at most: TestMemoryBoundedInBytes measures the real
-// ratio on a 500 KiB file and fails if it exceeds this.
-const parsedFactor = 16
+// byte of its text, its rule index built: TestOriginWeightIsWhatItHolds
+// measures about 4 on files of 220 bytes to 22 KB, and
+// TestMemoryBoundedInBytes fails if a parse of a 500 KiB file takes more.
+const parsedFactor = 4
 
-// stateOverhead is what a state costs beyond its bodies and their parses.
+// stateOverhead is what an origin costs beyond its bodies and their
+// parses: the origin, its state and record, their table entry, and the
+// parse's fixed part (TestOriginWeightIsWhatItHolds).
 const stateOverhead = 1 << 10
+
+// weight estimates the bytes of memory o holds: its state, or an empty
+// one's.
+func (o *origin) weight() int64 {
+	if st := o.current(); st != nil {
+		return st.weight()
+	}
+	return stateOverhead
+}
 
 // weight estimates the bytes of memory st holds: its bodies and their
 // parses.

@@ -210,7 +210,9 @@ func pausingSite(t *testing.T) (*site, http.RoundTripper) {
 }
 
 // TestSlotPastDeadlineFailsFast checks that a request whose slot lies
-// past its deadline fails at once and takes no slot.
+// past its deadline fails at once and takes no slot, with a *SlotError
+// that names the origin and the slot's time and matches
+// context.DeadlineExceeded.
 func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	s, base := pausingSite(t)
 	c := newClock()
@@ -221,8 +223,16 @@ func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
-	if _, err := roundTripWithin(t, tr, req); !errors.Is(err, context.DeadlineExceeded) {
+	_, err := roundTripWithin(t, tr, req)
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
+	}
+	var se *SlotError
+	if !errors.As(err, &se) {
+		t.Fatalf("RoundTrip = %v (%T), want a *SlotError", err, err)
+	}
+	if want := c.Now().Add(time.Hour); se.Origin != "http://paused.example" || !se.At.Equal(want) {
+		t.Errorf("SlotError{Origin: %q, At: %v}, want {http://paused.example, %v}, the pause's end", se.Origin, se.At, want)
 	}
 	if w := c.Waits(); len(w) != 0 {
 		t.Errorf("waits %v before failing, want none", w)
@@ -371,13 +381,13 @@ func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) e
 	return nil
 }
 
-func (f *fleetStub) PausedUntil(ctx context.Context, key OriginKey) (time.Time, error) {
+func (f *fleetStub) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
 	if f.down.Load() {
 		return time.Time{}, errors.New("store unavailable")
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.paused, nil
+	return latest(req.Now, f.paused), nil
 }
 
 // sendLog is a base that answers robots.txt with allowAll and records
@@ -503,5 +513,88 @@ func TestPauseHoldsWaiters(t *testing.T) {
 	}
 	if now := c.Now(); now.Before(paused) {
 		t.Errorf("the waiter was sent %v before the pause ended", paused.Sub(now))
+	}
+}
+
+// unusableStore answers every reservation with a slot a second from now,
+// whatever the pause, as a store that kept its pause in the wrong unit
+// would, and counts the reservations.
+type unusableStore struct {
+	*fleetStore
+	calls atomic.Int64
+}
+
+func (u *unusableStore) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequest) (Slot, error) {
+	u.calls.Add(1)
+	return Slot{At: req.Now.Add(time.Second), Reserved: true, Members: 1}, nil
+}
+
+// TestUnusableStoreSlotsFail checks that a request whose store keeps
+// answering slots inside a pause the process knows of fails after a
+// bounded number of reservations, with an error, rather than reserving,
+// giving back and reserving again for ever.
+func TestUnusableStoreSlotsFail(t *testing.T) {
+	_, base := pausingSite(t)
+	c := newClock()
+	store := &unusableStore{fleetStore: newFleetStore()}
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep})
+	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
+		t.Fatal(err)
+	}
+	before := store.calls.Load()
+	_, err := getWithin(t, tr, "http://paused.example/page")
+	if err == nil || !strings.Contains(err.Error(), "no usable politeness slot") {
+		t.Fatalf("RoundTrip during the pause = %v, want the error that the store's slots are unusable", err)
+	}
+	if n := store.calls.Load() - before; n > maxTries {
+		t.Errorf("%d reservations for one request, want at most %d", n, maxTries)
+	}
+}
+
+// TestNewOriginsCostFlat sends one request to each of 50,000 new origins
+// through a transport holding 1,000, every delay still running (an hour):
+// the pacer's table stays within its bound, and a new origin costs the
+// same however full the table: the last 2,000 origins, each making room
+// in a full table of 4,000 schedules, take at most four times as long as
+// the first 2,000, for which the table had room (a scan of the table per
+// new origin makes them a hundred times dearer), and the whole run ends
+// within a ceiling.
+func TestNewOriginsCostFlat(t *testing.T) {
+	const origins, maxOrigins, probe = 50000, 1000, 2000
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		body := "page"
+		if r.URL.Path == "/robots.txt" {
+			body = allowAll
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader(body))}, nil
+	})
+	c := newClock()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Hour, MaxOrigins: maxOrigins, Now: c.Now, Sleep: c.Sleep})
+	run := func(from, to int) time.Duration {
+		start := time.Now()
+		const workers = 4
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := from + w; i < to; i += workers {
+					if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		waitGroupWithin(t, &wg, 45*time.Second, fmt.Sprintf("a request to each of origins %d to %d", from, to))
+		return time.Since(start)
+	}
+	first := run(0, probe)
+	run(probe, origins-probe)
+	last := run(origins-probe, origins)
+	if n, most := tr.pacer.local.len(), 4*maxOrigins; n > most {
+		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
+	}
+	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
+	if last > 4*first {
+		t.Errorf("the last %d new origins took %v, over four times the first %d (%v)", probe, last, probe, first)
 	}
 }

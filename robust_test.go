@@ -332,7 +332,7 @@ func TestRenewalPanicRecovered(t *testing.T) {
 		return nil, errors.New("unexpected")
 	})
 	var cache robotsCache
-	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), base, now, c.Sleep, &counters{})
+	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), nil, base, now, c.Sleep, &counters{})
 	body := []byte(privateRobots)
 	prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now(), Expires: c.Now()}, nil, parsedBody{body, policy.Parse(body)})
 	o := cache.originFor(originID{host: "site.example"})

@@ -49,9 +49,8 @@ const (
 	leasePollMax = 500 * time.Millisecond
 )
 
-func (s *store) init(cache httpcache.Cache, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
-	s.cache, s.logger, s.fetchTimeout, s.now, s.sleep = cache, logger, fetchTimeout, now, sleep
-	s.fleet, _ = cache.(FleetStore)
+func (s *store) init(cache httpcache.Cache, fleet FleetStore, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
+	s.cache, s.fleet, s.logger, s.fetchTimeout, s.now, s.sleep = cache, fleet, logger, fetchTimeout, now, sleep
 	sum := sha256.Sum256([]byte(userAgent))
 	s.variant = "ua-" + hex.EncodeToString(sum[:8])
 	s.token = rand.Text()

@@ -139,10 +139,14 @@ func (s *fleetStore) Pause(_ context.Context, origin OriginKey, until time.Time)
 	return nil
 }
 
-func (s *fleetStore) PausedUntil(_ context.Context, origin OriginKey) (time.Time, error) {
+func (s *fleetStore) NextSlot(_ context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.paused[origin], nil
+	at := latest(req.Now, req.NotBefore, s.paused[origin])
+	if last, ok := s.last[origin]; ok && req.Interval > 0 {
+		at = latest(at, last.Add(req.Interval))
+	}
+	return at, nil
 }
 
 var _ FleetStore = (*fleetStore)(nil)

@@ -18,13 +18,15 @@ type countedFleet struct {
 	errors *atomic.Int64
 }
 
-// countFleetErrors returns cache wrapped to count its errors into errs
-// when it is a FleetStore, and cache itself otherwise.
-func countFleetErrors(cache httpcache.Cache, errs *atomic.Int64) httpcache.Cache {
+// fleetOf returns cache as a FleetStore that counts its errors into
+// errs, or nil when cache is not shared by a fleet. It is the one place
+// the transport asks what the cache can do: the robots cache and the
+// pacer are given its answer.
+func fleetOf(cache httpcache.Cache, errs *atomic.Int64) FleetStore {
 	if f, ok := cache.(FleetStore); ok {
 		return countedFleet{FleetStore: f, errors: errs}
 	}
-	return cache
+	return nil
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
@@ -75,8 +77,8 @@ func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Ti
 	return err
 }
 
-func (c countedFleet) PausedUntil(ctx context.Context, origin OriginKey) (time.Time, error) {
-	until, err := c.FleetStore.PausedUntil(ctx, origin)
+func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
+	at, err := c.FleetStore.NextSlot(ctx, origin, req)
 	c.count(ctx, err)
-	return until, err
+	return at, err
 }

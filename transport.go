@@ -59,14 +59,14 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	if cache == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
-	cache = countFleetErrors(cache, &t.stats.storeErrors)
+	fleet := fleetOf(cache, &t.stats.storeErrors)
 	// Through t, so that the clock or the sleep a test swaps in applies
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
-	t.origins.init(&c, cache, base, now, sleep, &t.stats)
+	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
-	t.pacer.init(&c, cache, now, sleep, &t.stats.waited)
+	t.pacer.init(&c, fleet, now, sleep, &t.stats.waited)
 	t.pacer.waiting = &t.stats.waiting
 }
 

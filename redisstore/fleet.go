@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,18 +39,32 @@ end
 return 0
 `)
 
-	// reserveScript: KEYS[1] slot (a hash: last reserved slot, pause),
-	// KEYS[2] members (a sorted set: each member until when it counts);
-	// ARGV: now, the earliest slot, interval, limit (0: none), the member
-	// window, all in µs, the margin in ms, and the member. It returns
-	// {reserved (1 or 0), slot, members}. The slot key expires the margin
-	// after the later of the next slot and the pause, the members key the
-	// margin after its last member's window, both counted from now.
+	// reserveScript: KEYS[1] slot (a hash: last reserved slot, pause,
+	// epoch), KEYS[2] members (a sorted set: each member until when it
+	// counts); ARGV: now, the earliest slot, interval, limit (0: none),
+	// the member window, all in µs, the margin in ms, the member, the
+	// member's latest slot sent (0: none) in µs, and the epoch to take if
+	// the hash has none. A hash without an epoch is a store that lost the
+	// origin's pace (or never had it): it takes the caller's, and every
+	// member that held another reserves its slots anew. The slot of a
+	// member that sent one is never lost: last is raised to it. It returns
+	// {reserved (1 or 0), slot, members, epoch}. The slot key expires the
+	// margin after the later of the next slot and the pause, the members
+	// key the margin after its last member's window, both counted from
+	// now.
 	reserveScript = redis.NewScript(`
 local now, at, interval, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local window, margin = tonumber(ARGV[5]), tonumber(ARGV[6])
-local st = redis.call('HMGET', KEYS[1], 'last', 'pause')
-local last, pause = tonumber(st[1]), tonumber(st[2])
+local window, margin, held = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
+local st = redis.call('HMGET', KEYS[1], 'last', 'pause', 'epoch')
+local last, pause, epoch = tonumber(st[1]), tonumber(st[2]), st[3]
+if not epoch then
+  epoch = ARGV[9]
+  redis.call('HSET', KEYS[1], 'epoch', epoch)
+end
+if held > 0 and (not last or last < held) then
+  last = held
+  redis.call('HSET', KEYS[1], 'last', string.format('%d', last))
+end
 if last and last + interval > at then at = last + interval end
 if pause and pause > at then at = pause end
 local reserved = 1
@@ -62,12 +77,16 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('(%d', now))
 local members = redis.call('ZCARD', KEYS[2])
 local keepMembers = math.floor((seen - now) / 1000) + margin
 if redis.call('PTTL', KEYS[2]) < keepMembers then redis.call('PEXPIRE', KEYS[2], keepMembers) end
-if reserved == 0 then return {0, at, members} end
-redis.call('HSET', KEYS[1], 'last', string.format('%d', at))
-local keep = at + interval
+local keep = now
+if last then keep = last + interval end
+if reserved == 1 then
+  redis.call('HSET', KEYS[1], 'last', string.format('%d', at))
+  keep = at + interval
+end
 if pause and pause > keep then keep = pause end
-redis.call('PEXPIRE', KEYS[1], math.floor((keep - now) / 1000) + margin)
-return {1, at, members}
+local ttl = math.floor((keep - now) / 1000) + margin
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return {reserved, at, members, epoch}
 `)
 
 	// cancelScript: KEYS[1] slot; ARGV: the slot given back and its
@@ -127,16 +146,24 @@ func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte)
 }
 
 // ReserveSlot reserves the earliest send time for origin that is no
-// earlier than req.NotBefore (or req.Now), than the last slot reserved by
-// any process plus req.Interval, or than a pause, in one round trip. If
-// that time is after req.Limit (a zero Limit: no limit), nothing is
-// reserved, and the Slot says when it would have been.
+// earlier than req.NotBefore (or req.Now), than req.Held plus
+// req.Interval, than the last
+// slot reserved by any process plus req.Interval, or than a pause, in one
+// round trip. If that time is after req.Limit (a zero Limit: no limit),
+// nothing is reserved, and the Slot says when it would have been.
 //
 // The same call is the member's heartbeat: the Slot counts the members
 // that reserved a slot of origin whose time, or whose refused request,
-// lies within MemberWindow (or 32 intervals, if longer) of req.Now, the
-// caller included. A member that stops or dies drops out of the count
-// once that window has passed, with nothing to run in the background.
+// lies within robots.MemberWindowFor(req.Interval) of req.Now (a minute,
+// or 32 intervals if longer), the caller included. A member that stops or
+// dies drops out of the count once that window has passed, with nothing
+// to run in the background.
+//
+// Slot.Epoch is the origin's epoch: Redis keeps it beside the origin's
+// last slot, and a Redis that lost them (restarted without persistence,
+// flushed, failed over to a replica behind) takes req.Epoch as the new
+// one, which tells the members that the slots they hold are unknown to
+// it.
 //
 // Slots are times on the clocks of the processes that reserve them, so the
 // spacing between two processes' requests is kept to within the skew of
@@ -144,33 +171,90 @@ func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte)
 // sooner than interval after another's request, and one whose clock lags
 // waits up to s longer.
 func (s *Store) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
-	var lim int64
+	var lim, held int64
 	if !req.Limit.IsZero() {
 		lim = max(req.Limit.UnixMicro(), 1)
+	}
+	if !req.Held.IsZero() {
+		held = max(req.Held.UnixMicro(), 0)
 	}
 	from := req.Now
 	if req.NotBefore.After(from) {
 		from = req.NotBefore
 	}
 	interval := max(req.Interval, 0)
-	window := max(MemberWindow, 32*interval)
-	reply, err := call(ctx, s, "reserve slot", func(ctx context.Context) ([]int64, error) {
+	window := robots.MemberWindowFor(interval)
+	epoch := req.Epoch
+	if epoch == "" {
+		epoch = "-"
+	}
+	reply, err := call(ctx, s, "reserve slot", func(ctx context.Context) ([]any, error) {
 		r, err := reserveScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
 			req.Now.UnixMicro(), from.UnixMicro(), interval.Microseconds(), lim,
-			window.Microseconds(), slotMargin.Milliseconds(), req.Member).Int64Slice()
-		if err == nil && len(r) != 3 {
-			err = fmt.Errorf("reply %v is not {reserved, slot, members}", r)
+			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch).Slice()
+		if err == nil && len(r) != 4 {
+			err = fmt.Errorf("reply %v is not {reserved, slot, members, epoch}", r)
 		}
 		return r, err
 	})
 	if err != nil {
 		return robots.Slot{}, err
 	}
-	return robots.Slot{At: time.UnixMicro(reply[1]).In(req.Now.Location()), Reserved: reply[0] == 1, Members: int(reply[2])}, nil
+	reserved, ok1 := reply[0].(int64)
+	at, ok2 := reply[1].(int64)
+	members, ok3 := reply[2].(int64)
+	ep, ok4 := reply[3].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return robots.Slot{}, fmt.Errorf("%w: reserve slot: reply %v is not {reserved, slot, members, epoch}", ErrUnavailable, reply)
+	}
+	return robots.Slot{At: time.UnixMicro(at).In(req.Now.Location()), Reserved: reserved == 1, Members: int(members), Epoch: ep}, nil
+}
+
+// NextSlot returns the slot ReserveSlot would reserve for req, a pause
+// included, in one round trip, without reserving it or counting a member:
+// when origin is next free for the fleet. With a zero req.Interval it is
+// the later of req.Now and the end of the pause any member stored.
+func (s *Store) NextSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (time.Time, error) {
+	vals, err := call(ctx, s, "next slot", func(ctx context.Context) ([]any, error) {
+		return s.client.HMGet(ctx, s.key(origin, "slot"), "last", "pause").Result()
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	at := req.Now
+	if req.NotBefore.After(at) {
+		at = req.NotBefore
+	}
+	if !req.Held.IsZero() && req.Held.Add(req.Interval).After(at) {
+		at = req.Held.Add(req.Interval)
+	}
+	last, pause := micros(vals[0]), micros(vals[1])
+	if !last.IsZero() && req.Interval > 0 && last.Add(req.Interval).After(at) {
+		at = last.Add(req.Interval)
+	}
+	if pause.After(at) {
+		at = pause
+	}
+	return at.In(req.Now.Location()), nil
+}
+
+// micros reads a hash field of Unix microseconds; the zero time when it
+// is missing or not a number.
+func micros(v any) time.Time {
+	str, ok := v.(string)
+	if !ok {
+		return time.Time{}
+	}
+	n, err := strconv.ParseInt(str, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n)
 }
 
 // MemberWindow is the least time a member counts as pacing an origin
-// after its last slot there: see ReserveSlot.
+// after its last slot there, widened for long intervals: see ReserveSlot
+// and robots.MemberWindowFor.
 const MemberWindow = time.Minute
 
 // CancelSlot gives back the slot at, reserved with interval, if no later
@@ -196,22 +280,6 @@ func (s *Store) Pause(ctx context.Context, origin robots.OriginKey, until time.T
 			until.UnixMicro(), keep.Milliseconds()).Result()
 	})
 	return err
-}
-
-// PausedUntil returns the end of the pause any process stored for origin
-// (see Pause), in one round trip; the zero time when there is none.
-func (s *Store) PausedUntil(ctx context.Context, origin robots.OriginKey) (time.Time, error) {
-	until, err := call(ctx, s, "paused", func(ctx context.Context) (int64, error) {
-		v, err := s.client.HGet(ctx, s.key(origin, "slot"), "pause").Int64()
-		if err == redis.Nil {
-			return 0, nil
-		}
-		return v, err
-	})
-	if err != nil || until == 0 {
-		return time.Time{}, err
-	}
-	return time.UnixMicro(until), nil
 }
 
 // slotMargin is how long a slot key outlives its last slot or pause.

@@ -45,6 +45,7 @@ type site struct {
 	// mu protects arrivals.
 	mu       sync.Mutex
 	arrivals []time.Time
+	paths    []string
 }
 
 func newSite(t *testing.T) *site {
@@ -59,6 +60,7 @@ func newSite(t *testing.T) *site {
 		}
 		s.mu.Lock()
 		s.arrivals = append(s.arrivals, time.Now())
+		s.paths = append(s.paths, r.URL.Path)
 		s.mu.Unlock()
 		if s.gate != nil {
 			s.held.Add(1)
@@ -225,7 +227,8 @@ func TestFleetOutageCarriesOver(t *testing.T) {
 	fresh := func() *member {
 		return newMember(t, srv.Addr, robots.Options{MinDelay: -1, Now: clock.Now, Sleep: clock.Sleep}, redisstore.Options{})
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), waitCeiling)
+	defer cancel()
 	steps := []struct {
 		name    string
 		advance time.Duration
@@ -530,8 +533,14 @@ func (m *pacedMember) RoundTrip(r *http.Request) (*http.Response, error) {
 func (m *pacedMember) run(ctx context.Context, t *testing.T, url string) {
 	for i := 0; ctx.Err() == nil; i++ {
 		granted := m.granted.Load()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/%d", url, i), nil)
+		// The members' fake clocks drift apart by hours (one paced alone
+		// thousands of times runs ahead), so a slot may lie hours away on
+		// another's: the deadline is far, but there is one, and ctx ends
+		// every request when the test stops.
+		rctx, cancel := context.WithTimeout(ctx, 24*time.Hour)
+		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, fmt.Sprintf("%s/%d", url, i), nil)
 		resp, err := m.tr.RoundTrip(req)
+		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				t.Errorf("request %d: %v", i, err)
@@ -698,7 +707,10 @@ func TestFleetUnpacedHonoursStoredPause(t *testing.T) {
 	opts := robots.Options{MinDelay: -1, Now: clock.Now, Sleep: clock.Sleep}
 	a := newMember(t, srv.Addr, opts, redisstore.Options{Timeout: healthyTimeout})
 	b := newMember(t, srv.Addr, opts, redisstore.Options{Timeout: healthyTimeout})
-	bg := context.Background()
+	// Every request has a deadline: a pacing defect fails the test
+	// instead of hanging it.
+	bg, cancelAll := context.WithTimeout(context.Background(), waitCeiling)
+	defer cancelAll()
 	if got := b.get(bg, site.URL+"/page"); got != "sent" {
 		t.Fatalf("b's first request: %s", got)
 	}
@@ -710,7 +722,11 @@ func TestFleetUnpacedHonoursStoredPause(t *testing.T) {
 	if got := b.get(short, site.URL+"/page"); !strings.Contains(got, "past the request's deadline") {
 		t.Errorf("b's request with a minute left during the pause: %s; want it to fail fast", got)
 	}
-	if got := b.get(bg, site.URL+"/page"); got != "sent" {
+	// This one waits out the hour's pause on the fake clock: its deadline
+	// is real time, and lies past it.
+	long, cancelLong := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancelLong()
+	if got := b.get(long, site.URL+"/page"); got != "sent" {
 		t.Fatalf("b's request after the pause: %s", got)
 	}
 	if w := clock.Waits(); !slices.Equal(w, []time.Duration{time.Hour}) {

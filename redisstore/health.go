@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrUnavailable is wrapped by every error a Store returns: Redis failed,
@@ -53,6 +56,8 @@ type health struct {
 	// down reports whether a call failed with no success since; it keeps
 	// the lock off the path of a healthy call.
 	down atomic.Bool
+	// dialErr is the last dial that failed.
+	dialErr atomic.Pointer[dialFailure]
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -65,53 +70,94 @@ func (h *health) init(cooldown, logInterval time.Duration, logger *slog.Logger) 
 	h.cooldown, h.logInterval, h.logger = cooldown, logInterval, logger
 }
 
-// call runs f, which talks to Redis, bounded by s.timeout: a call that
-// outlives it is abandoned (it ends in the background within the client's
-// own timeouts; its result, sent on a buffered channel, is dropped) and
-// counts as a failure. A panic in f is a failure too.
-func call[T any](ctx context.Context, s *Store, op string, f func(context.Context) (T, error)) (T, error) {
+// call runs f, which talks to Redis, bounded by s.timeout through its
+// context: go-redis stops waiting at the context's deadline when the
+// client has ContextTimeoutEnabled (New says so when it has not). A
+// panic in f is a failure too. A call that failed on a deadline names
+// the cause go-redis last saw dialing, if it failed to dial during the
+// call ("connection refused"): go-redis retries a refused dial until the
+// deadline and reports only the deadline.
+func call[T any](ctx context.Context, s *Store, op string, f func(context.Context) (T, error)) (val T, err error) {
 	var zero T
 	h := &s.health
 	h.calls.Add(1)
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	if at := h.retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
+	start := time.Now()
+	if at := h.retryAt.Load(); at != 0 && start.UnixNano() < at {
 		h.fallbacks.Add(1)
 		return zero, fmt.Errorf("%w: %s: waiting %v after a failure", ErrUnavailable, op, h.cooldown)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	type result struct {
-		val T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{err: fmt.Errorf("panic: %v", p)}
-			}
-		}()
-		v, err := f(cctx)
-		done <- result{v, err}
+	defer func() {
+		if p := recover(); p != nil {
+			val, err = zero, h.failure(ctx, op, fmt.Errorf("panic: %v", p))
+		}
 	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-cctx.Done():
-		r.err = cctx.Err()
-	}
-	if r.err == nil {
+	val, err = f(cctx)
+	if err == nil {
 		h.succeeded()
-		return r.val, nil
+		return val, nil
 	}
 	if ctx.Err() != nil {
 		// The caller gave up: that says nothing about Redis.
 		return zero, ctx.Err()
 	}
-	h.failedCall(op, r.err)
-	return zero, fmt.Errorf("%w: %s: %w", ErrUnavailable, op, r.err)
+	if d, _ := cctx.Deadline(); !time.Now().Before(d) && !errors.Is(err, context.DeadlineExceeded) {
+		// go-redis reports the connection's deadline, the context's, as
+		// its own timeout.
+		err = fmt.Errorf("%w after %v: %w", context.DeadlineExceeded, s.timeout, err)
+	}
+	if cause := h.dialCause(start); cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (dialing: %w)", err, cause)
+	}
+	return zero, h.failure(ctx, op, err)
+}
+
+// failure counts and logs err, the failure of a call op, and returns the
+// error the Store answers.
+func (h *health) failure(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	h.failedCall(op, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// dialFailure is the last error go-redis met dialing, and when.
+type dialFailure struct {
+	err error
+	at  time.Time
+}
+
+// dialCause returns the last dial error met since start, or nil.
+func (h *health) dialCause(start time.Time) error {
+	if d := h.dialErr.Load(); d != nil && !d.at.Before(start) {
+		return d.err
+	}
+	return nil
+}
+
+// dialHook is the go-redis hook that records the Store's dial errors
+// into its health, so that a failed call can name them.
+type dialHook struct{ h *health }
+
+func (d dialHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := next(ctx, network, addr)
+		if err != nil {
+			d.h.dialErr.Store(&dialFailure{err: err, at: time.Now()})
+		}
+		return c, err
+	}
+}
+
+func (dialHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (dialHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func (h *health) failedCall(op string, err error) {

@@ -93,10 +93,12 @@ type Store struct {
 }
 
 // New returns a Store on client. The client is the caller's: the Store
-// never closes it. Set ContextTimeoutEnabled in the client's options so
-// that a call abandoned at Options.Timeout also stops waiting on the
-// connection; otherwise it finishes in the background within the client's
-// own ReadTimeout.
+// never closes it; it adds a hook that records the client's failed dials,
+// so that the Store's log line names their cause. Set
+// ContextTimeoutEnabled in the client's options: each call is bounded by
+// Options.Timeout through its context, which go-redis otherwise ignores,
+// leaving a call to its own read and dial timeouts (New logs a warning
+// when a *redis.Client or *redis.ClusterClient has it off).
 func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{
 		client:  client,
@@ -116,6 +118,10 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s.health.init(cooldown, positiveOr(opts.LogInterval, DefaultLogInterval), logger)
+	client.AddHook(dialHook{&s.health})
+	if !contextTimeouts(client) {
+		logger.Warn("redisstore: the Redis client has ContextTimeoutEnabled off; calls may outlast Options.Timeout", "timeout", s.timeout)
+	}
 	return s
 }
 
@@ -181,6 +187,18 @@ func (s *Store) entryKey(key string) string { return s.key(robots.OriginKey(key)
 // key is the Redis key of kind for origin, which is its hash tag.
 func (s *Store) key(origin robots.OriginKey, kind string) string {
 	return s.prefix + "rs1:{" + string(origin) + "}:" + kind
+}
+
+// contextTimeouts reports whether client heeds its context's deadline;
+// true when its kind does not tell.
+func contextTimeouts(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true
 }
 
 func positiveOr(d, def time.Duration) time.Duration {

@@ -337,20 +337,22 @@ func TestReserveSlotCountsMembers(t *testing.T) {
 	}
 }
 
-// TestPausedUntil checks that a pause any member stored is read back,
-// and that an origin never paused has none.
-func TestPausedUntil(t *testing.T) {
+// TestNextSlotPause checks that a pause any member stored is read back
+// by NextSlot with no interval, and that an origin never paused is free
+// now.
+func TestNextSlotPause(t *testing.T) {
 	_, _, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
-	until := time.Now().Add(time.Hour).Truncate(time.Microsecond)
-	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.IsZero() {
-		t.Fatalf("PausedUntil before a pause = %v, %v; want the zero time", got, err)
+	now := time.Now().Truncate(time.Microsecond)
+	until := now.Add(time.Hour)
+	if got, err := s.NextSlot(ctx, origin, robots.SlotRequest{Now: now}); err != nil || !got.Equal(now) {
+		t.Fatalf("NextSlot before a pause = %v, %v; want now (%v)", got, err, now)
 	}
 	if err := s.Pause(ctx, origin, until); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.PausedUntil(ctx, origin); err != nil || !got.Equal(until) {
-		t.Fatalf("PausedUntil = %v, %v; want %v", got, err, until)
+	if got, err := s.NextSlot(ctx, origin, robots.SlotRequest{Now: now}); err != nil || !got.Equal(until) {
+		t.Fatalf("NextSlot = %v, %v; want %v", got, err, until)
 	}
 }
 
@@ -406,7 +408,8 @@ func (b *logBuffer) lines() []string {
 
 // TestUnavailable stops Redis under a Store: every call answers at once
 // with a miss or ErrUnavailable, the cooldown keeps later calls off Redis,
-// failures are counted and logged once per LogInterval, and the Store
+// failures are counted and logged once per LogInterval, naming their
+// cause, and the Store
 // recovers when Redis returns.
 func TestUnavailable(t *testing.T) {
 	logs := &logBuffer{}
@@ -425,6 +428,11 @@ func TestUnavailable(t *testing.T) {
 	after := s.Stats()
 	if after.Errors != 1 || after.Fallbacks != 1 {
 		t.Errorf("Stats after one failed call = %+v; want 1 error, 1 fallback", after)
+	}
+	// The line names the cause go-redis saw, not only the deadline it
+	// retried the dial until.
+	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "connection refused") {
+		t.Errorf("log after Redis stopped = %q; want the cause, connection refused", got)
 	}
 	calls := []struct {
 		name string
@@ -482,7 +490,9 @@ func TestUnavailable(t *testing.T) {
 }
 
 // TestTimeout points a Store at a server that accepts connections and
-// never answers: each call returns ErrUnavailable after Options.Timeout.
+// never answers: each call returns ErrUnavailable after Options.Timeout,
+// bounded by its context (the client has ContextTimeoutEnabled, as New
+// asks); and New warns about a client without it.
 func TestTimeout(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -500,8 +510,15 @@ func TestTimeout(t *testing.T) {
 		}
 	}()
 	// Without ContextTimeoutEnabled the client would wait its own 3 s
-	// ReadTimeout; the Store's Timeout bounds the call regardless.
-	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1})
+	// ReadTimeout, and New says so.
+	logs := &logBuffer{}
+	loose := redis.NewClient(&redis.Options{Addr: l.Addr().String()})
+	t.Cleanup(func() { loose.Close() })
+	redisstore.New(loose, redisstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "ContextTimeoutEnabled") {
+		t.Errorf("New on a client without ContextTimeoutEnabled logged %q; want a warning naming it", got)
+	}
+	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
 	const timeout = 50 * time.Millisecond
 	s := redisstore.New(client, redisstore.Options{Timeout: timeout, Cooldown: -1})
@@ -563,7 +580,9 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 			site := "http://" + tc.name + ".example"
 			send := func(path string) {
 				t.Helper()
-				req, _ := http.NewRequest(http.MethodGet, site+path, nil)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site+path, nil)
 				resp, err := tr.RoundTrip(req)
 				if err != nil {
 					t.Fatal(err)

@@ -1,5 +1,6 @@
 // Package redistest starts a throwaway redis-server for one test: on a free
-// loopback port, with persistence off, stopped when the test ends.
+// loopback port, with persistence off, stopped when the test ends, and
+// killed with the test process if that dies first.
 //
 // Tests that need it skip with a message when redis-server is not
 // installed, except under CI=true, where a missing server is a failure:
@@ -148,11 +149,28 @@ func (s *Server) start() error {
 	)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// The server dies with the test process, even one killed by its
+	// timeout, which runs no cleanup: the kernel kills it when the
+	// process ends (Linux), and a watchdog shell kills it within a
+	// second of that otherwise.
+	cmd.SysProcAttr = serverAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	watchdog := exec.Command("sh", "-c", "while kill -0 $0 2>/dev/null; do sleep 1; done; kill -9 $1 2>/dev/null",
+		strconv.Itoa(os.Getpid()), strconv.Itoa(cmd.Process.Pid))
+	if err := watchdog.Start(); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("watchdog: %w", err)
+	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		_ = watchdog.Process.Kill()
+		_ = watchdog.Wait()
+		exited <- err
+	}()
 	deadline := time.Now().Add(startCeiling)
 	for time.Now().Before(deadline) {
 		select {
