@@ -475,3 +475,72 @@ func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
 	}
 	p.logger.Info("robots: origin paused", "origin", s.key, "status", resp.StatusCode, "until", until)
 }
+
+// NextFree returns the earliest time a request for rawURL could be sent,
+// as of now: its origin's next free politeness slot (the fleet's, from
+// its store, when Options.Cache is a FleetStore, so that the slots other
+// members took count), not before the end of a Retry-After pause, and,
+// while the origin's robots.txt is unreachable, not before the time it is
+// fetched again (DisallowedError.RetryAt). It reserves nothing, counts
+// no fleet member and never waits for a slot, so that a crawl frontier
+// can hand a worker only URLs whose origin is free, and hold the others.
+// A request sent at the time it returns still reserves its slot: another
+// goroutine or member may take that one first, and the request then
+// waits for the next.
+//
+// NextFree decides nothing (Check does) and fetches nothing: for an
+// origin whose robots.txt is not held, the delay is Options.MinDelay,
+// since the request will fetch it first. A URL that robots.txt does not
+// govern gets an error matching ErrNotHTTP, and an unknown purpose in
+// Options.Purposes one matching ErrUnknownPurpose. A store that cannot
+// answer is replaced by the process's own schedule, as for a request.
+func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
+	t.init()
+	if t.cfg.purposesErr != nil {
+		return time.Time{}, t.cfg.purposesErr
+	}
+	tg, err := urlTarget(rawURL)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := t.cfg.now()
+	o := t.origins.originFor(tg.id)
+	delay := t.pacer.minDelay
+	if st := o.current(); st != nil {
+		var own [1]string
+		agent, refused := st.agent(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
+		if refused && !tg.robotsTxt && st.rec.RetryAt.After(now) {
+			return st.rec.RetryAt, nil
+		}
+		delay = t.pacer.delayFor(agent)
+	}
+	return t.pacer.nextFree(ctx, o, delay, now), nil
+}
+
+// nextFree returns o's next free slot for a request of delay at now,
+// reserving nothing: the store's answer when there is a fleet and it
+// answers, the process's own schedule's otherwise.
+func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, now time.Time) time.Time {
+	s := p.scheduleOf(o)
+	req := SlotRequest{Now: now, Interval: delay}
+	if p.fleet != nil {
+		s.mu.Lock()
+		req.NotBefore, req.Held = s.paused(), s.lastSent
+		s.mu.Unlock()
+		at, err := p.fleet.NextSlot(ctx, s.key, req)
+		if err == nil {
+			return at
+		}
+		p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
+		// As a request paced alone would be: after the last slot this
+		// process holds in the store by the delay times the members.
+		n := p.outageMembers(s)
+		s.mu.Lock()
+		if !s.lastStore.IsZero() {
+			req.NotBefore = latest(req.NotBefore, s.lastStore.Add(time.Duration(n)*delay))
+		}
+		s.mu.Unlock()
+	}
+	at, _ := p.local.NextSlot(ctx, s.key, req)
+	return at
+}

@@ -118,8 +118,11 @@ func TestStatsStoreErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := tr.Stats().StoreErrors; n != 2 {
-		t.Errorf("StoreErrors %d after two slots the store failed to reserve, want 2", n)
+	// Each request failed to reserve its slot in the store; one waiting
+	// alone may also have asked the store in vain whether it is back.
+	failed := tr.Stats().StoreErrors
+	if failed < 2 {
+		t.Errorf("StoreErrors %d after two slots the store failed to reserve, want at least 2", failed)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -127,8 +130,8 @@ func TestStatsStoreErrors(t *testing.T) {
 	if _, err := tr.RoundTrip(req); err == nil {
 		t.Fatal("a request whose context had ended was sent")
 	}
-	if n := tr.Stats().StoreErrors; n != 2 {
-		t.Errorf("StoreErrors %d after a canceled request, want still 2", n)
+	if n := tr.Stats().StoreErrors; n != failed {
+		t.Errorf("StoreErrors %d after a canceled request, want still %d", n, failed)
 	}
 }
 
