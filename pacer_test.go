@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -596,5 +597,124 @@ func TestNewOriginsCostFlat(t *testing.T) {
 	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
 	if last > 4*first {
 		t.Errorf("the last %d new origins took %v, over four times the first %d (%v)", probe, last, probe, first)
+	}
+}
+
+// TestNextFree checks that Transport.NextFree tells when a URL's origin is
+// next free, from everything that holds a request back: no held robots.txt
+// (free now), the delay after the last send (MinDelay, or a Crawl-delay
+// that raises it), a Retry-After pause, an unreachable robots.txt's retry
+// time; and that it reserves nothing, so a request sent at that time goes
+// without waiting.
+func TestNextFree(t *testing.T) {
+	const delay = time.Second
+	for _, tc := range []struct {
+		name   string
+		robots string // "" for allowAll; "503" for an unreachable robots.txt
+		page   int    // the first page's status; 503 answers Retry-After: 120
+		want   time.Duration
+	}{
+		{"the delay after the last send", "", 200, delay},
+		{"a Crawl-delay raising it", "User-agent: *\nCrawl-delay: 5\n", 200, 5 * time.Second},
+		{"a Retry-After pause", "", 503, 120 * time.Second},
+		{"an unreachable robots.txt's retry", "503", 200, DefaultMinBackoff},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			var sends []time.Time
+			base := rtFunc(func(r *http.Request) (*http.Response, error) {
+				status, body, h := 200, "page", http.Header{}
+				switch {
+				case r.URL.Path == "/robots.txt" && tc.robots == "503":
+					status = 503
+				case r.URL.Path == "/robots.txt":
+					body = cmp.Or(tc.robots, allowAll)
+				default:
+					sends = append(sends, c.Now())
+					if len(sends) == 1 && tc.page == 503 {
+						status = 503
+						h.Set("Retry-After", "120")
+					}
+				}
+				return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+			})
+			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Now: c.Now, Sleep: c.Sleep})
+			ctx := context.Background()
+			start := c.Now()
+			if at, err := tr.NextFree(ctx, "http://site.example/a"); err != nil || !at.Equal(start) {
+				t.Fatalf("NextFree before any request = %v, %v; want now, %v", at, err, start)
+			}
+			if _, err := getWithin(t, tr, "http://site.example/a"); err != nil && !errors.Is(err, ErrDisallowed) {
+				t.Fatal(err)
+			}
+			want := start.Add(tc.want)
+			for range 2 { // asking twice takes nothing
+				if at, err := tr.NextFree(ctx, "http://site.example/b"); err != nil || !at.Equal(want) {
+					t.Fatalf("NextFree = %v, %v; want %v (%v on)", at, err, want, tc.want)
+				}
+			}
+			if tc.robots == "503" {
+				return
+			}
+			c.Advance(tc.want)
+			if _, err := getWithin(t, tr, "http://site.example/b"); err != nil {
+				t.Fatal(err)
+			}
+			if w := c.Waits(); len(w) != 0 {
+				t.Errorf("the request sent at NextFree's time waited %v", w)
+			}
+		})
+	}
+}
+
+// TestNextFreeFleet checks that NextFree sees the slots another member of
+// the fleet took, through the store, at the delay the site's Crawl-delay
+// sets, and that it counts no member and reserves no slot there.
+func TestNextFreeFleet(t *testing.T) {
+	c := newClock()
+	store := newFleetStore()
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 3\n")), Request: r}, nil
+	})
+	opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep}
+	a, b := NewTransport(base, opts), NewTransport(base, opts)
+	if _, err := getWithin(t, a, "http://site.example/a"); err != nil {
+		t.Fatal(err)
+	}
+	sent := c.Now()
+	// b holds the site's robots.txt, from the store, as a member that
+	// crawls it does.
+	if err := b.Check(context.Background(), "http://site.example/b"); err != nil {
+		t.Fatal(err)
+	}
+	want := sent.Add(3 * time.Second)
+	for range 2 {
+		if at, err := b.NextFree(context.Background(), "http://site.example/b"); err != nil || !at.Equal(want) {
+			t.Fatalf("the other member's NextFree = %v, %v; want %v", at, err, want)
+		}
+	}
+	store.mu.Lock()
+	last := store.last["http://site.example"]
+	store.mu.Unlock()
+	if !last.Equal(sent) {
+		t.Errorf("the store's last slot moved from %v to %v: NextFree reserved", sent, last)
+	}
+}
+
+// TestNextFreeErrors checks what NextFree cannot answer: a URL robots.txt
+// does not govern, and a transport whose purposes are unknown.
+func TestNextFreeErrors(t *testing.T) {
+	tr := NewTransport(rtFunc(func(*http.Request) (*http.Response, error) {
+		t.Error("NextFree sent a request")
+		return nil, errors.New("unexpected")
+	}), Options{UserAgent: "ExampleBot"})
+	for _, u := range []string{"ftp://site.example/a", "/relative", "http:///nohost"} {
+		if _, err := tr.NextFree(context.Background(), u); !errors.Is(err, ErrNotHTTP) {
+			t.Errorf("NextFree(%q) = %v, want ErrNotHTTP", u, err)
+		}
+	}
+	bad := NewTransport(nil, Options{UserAgent: "ExampleBot", Purposes: []string{"train-ia"}})
+	if _, err := bad.NextFree(context.Background(), "http://site.example/"); !errors.Is(err, ErrUnknownPurpose) {
+		t.Errorf("NextFree with an unknown purpose = %v, want ErrUnknownPurpose", err)
 	}
 }
