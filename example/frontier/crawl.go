@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/crawlkit/robots"
+)
+
+// plan is one crawl of the demo sites: how many origins at which delay,
+// how long each page takes, who crawls and how.
+type plan struct {
+	fast, slow int           // origins paced at fastDelay and at slowDelay
+	fastDelay  time.Duration // Options.MinDelay: the fast origins have no Crawl-delay
+	slowDelay  time.Duration // the slow origins' Crawl-delay
+	page       time.Duration // how long a page takes to answer
+	span       time.Duration // each origin gets the URLs it can be sent in this time
+	workers    int
+	pool       bool // a plain worker pool instead of the frontier
+	shuffled   bool // URLs in random order rather than grouped by origin
+	pause      bool // one fast origin answers one page with 503 and Retry-After: 1
+	transports int  // transports crawling at once, sharing store; 1 if 0
+	store      robots.FleetStore
+}
+
+// result is what a crawl achieved, measured at the sites.
+type result struct {
+	pages    int           // pages the sites served
+	elapsed  time.Duration // from the first page served to the last
+	ideal    time.Duration // the least time the politeness delays allow for those pages
+	requeued int64         // URLs the frontiers offered again
+	waited   time.Duration // time the transports' requests waited for a slot
+	tooClose int           // pairs of pages of one origin closer than its delay
+}
+
+// share is the crawl's rate as a fraction of the politeness limit.
+func (r result) share() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.ideal) / float64(r.elapsed)
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("%d pages in %.2f s, %.1f%% of the politeness limit; %d requeued, %.2f s waited in RoundTrip",
+		r.pages, r.elapsed.Seconds(), 100*r.share(), r.requeued, r.waited.Seconds())
+}
+
+// crawl runs p against sites it serves on loopback and measures it.
+func crawl(ctx context.Context, p plan) (result, error) {
+	sites, err := serve(p)
+	if err != nil {
+		return result{}, err
+	}
+	defer sites.close()
+
+	urls := sites.urls(p)
+	n := max(p.transports, 1)
+	trs := make([]*robots.Transport, n)
+	for i := range trs {
+		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay}
+		if p.store != nil {
+			opts.Cache = p.store
+		}
+		// Each transport its own connections, as separate processes have.
+		trs[i] = robots.NewTransport(&http.Transport{MaxIdleConnsPerHost: 4}, opts)
+	}
+	var wg sync.WaitGroup
+	var frontiers []*Frontier
+	errs := make(chan error, n*p.workers)
+	for i, tr := range trs {
+		mine := urls[i*len(urls)/n : (i+1)*len(urls)/n]
+		if n > 1 {
+			// Every transport crawls every origin: its URLs alternate.
+			mine = nil
+			for j := i; j < len(urls); j += n {
+				mine = append(mine, urls[j])
+			}
+		}
+		client := &http.Client{Transport: tr}
+		if p.pool {
+			work := make(chan string, len(mine))
+			for _, u := range mine {
+				work <- u
+			}
+			close(work)
+			for range p.workers {
+				wg.Go(func() {
+					for u := range work {
+						if err := get(ctx, client, u); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			continue
+		}
+		f := New(tr)
+		frontiers = append(frontiers, f)
+		for _, u := range mine {
+			if err := f.Add(u); err != nil {
+				return result{}, err
+			}
+		}
+		for range p.workers {
+			wg.Go(func() {
+				if err := work(ctx, f, client); err != nil {
+					errs <- err
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return result{}, err
+	}
+	r := sites.measure()
+	for _, f := range frontiers {
+		r.requeued += f.Requeued.Load()
+	}
+	for _, tr := range trs {
+		r.waited += tr.Stats().Waited
+	}
+	return r, nil
+}
+
+// work is one frontier worker: it takes a free origin's URL, fetches it
+// and gives it back, until none is left.
+func work(ctx context.Context, f *Frontier, client *http.Client) error {
+	for {
+		l, err := f.Next(ctx)
+		if errors.Is(err, ErrEmpty) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp, err := fetch(ctx, client, l.URL)
+		f.Done(ctx, l, resp, err)
+		var slot *robots.SlotError
+		if err != nil && !errors.As(err, &slot) && !errors.Is(err, robots.ErrDisallowed) {
+			return err
+		}
+	}
+}
+
+// get fetches rawURL for the worker pool, which has nothing to retry
+// with: an answer of 429 or 503 is fetched again, waiting inside RoundTrip
+// for the pause it set.
+func get(ctx context.Context, client *http.Client, rawURL string) error {
+	for {
+		resp, err := fetch(ctx, client, rawURL)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			return nil
+		}
+	}
+}
+
+// fetch gets rawURL and reads its body whole.
+func fetch(ctx context.Context, client *http.Client, rawURL string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp, err
+}
+
+// sites are the demo's origins, each a server on its own loopback port
+// that records when each page reached it.
+type sites struct {
+	servers []*http.Server
+	origins []*site
+}
+
+// site is one origin.
+type site struct {
+	base  string
+	delay time.Duration
+	page  time.Duration
+	// pauseAt is, for the origin that answers 503 once, the page that
+	// gets it; 0 for none.
+	pauseAt int
+
+	// mu protects the fields below.
+	mu       sync.Mutex
+	arrivals []time.Time
+	paused   bool
+}
+
+// serve starts p's origins.
+func serve(p plan) (*sites, error) {
+	s := &sites{}
+	for i := range p.fast + p.slow {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		o := &site{base: "http://" + ln.Addr().String(), delay: p.fastDelay, page: p.page}
+		if i >= p.fast {
+			o.delay = p.slowDelay
+		}
+		if p.pause && i == 0 {
+			o.pauseAt = o.pages(p) / 2
+		}
+		srv := &http.Server{Handler: o, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		s.servers = append(s.servers, srv)
+		s.origins = append(s.origins, o)
+	}
+	return s, nil
+}
+
+func (s *sites) close() {
+	for _, srv := range s.servers {
+		srv.Close()
+	}
+}
+
+// pages is how many URLs the origin gets: as many as its delay lets it be
+// sent in the plan's span.
+func (o *site) pages(p plan) int {
+	return max(int(p.span/o.delay), 1)
+}
+
+// urls lists every origin's URLs, grouped by origin or shuffled.
+func (s *sites) urls(p plan) []string {
+	var urls []string
+	for _, o := range s.origins {
+		for i := range o.pages(p) {
+			urls = append(urls, o.base+"/page/"+strconv.Itoa(i))
+		}
+	}
+	if p.shuffled {
+		rand.Shuffle(len(urls), func(i, j int) { urls[i], urls[j] = urls[j], urls[i] })
+	}
+	return urls
+}
+
+func (o *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/robots.txt" {
+		fmt.Fprintf(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: %g\n", o.delay.Seconds())
+		return
+	}
+	o.mu.Lock()
+	o.arrivals = append(o.arrivals, time.Now())
+	pause := o.pauseAt > 0 && !o.paused && len(o.arrivals) == o.pauseAt
+	if pause {
+		o.paused = true
+	}
+	o.mu.Unlock()
+	time.Sleep(o.page)
+	if pause {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	io.WriteString(w, "<html><body>a page</body></html>")
+}
+
+// measure reads what the sites saw: the pages, the time from the first
+// to the last, and the least time the delays (and a pause) allow for them.
+func (s *sites) measure() result {
+	var r result
+	var first, last time.Time
+	for _, o := range s.origins {
+		o.mu.Lock()
+		a := slices.Clone(o.arrivals)
+		o.mu.Unlock()
+		if len(a) == 0 {
+			continue
+		}
+		slices.SortFunc(a, func(x, y time.Time) int { return x.Compare(y) })
+		r.pages += len(a)
+		if first.IsZero() || a[0].Before(first) {
+			first = a[0]
+		}
+		if a[len(a)-1].After(last) {
+			last = a[len(a)-1]
+		}
+		ideal := time.Duration(len(a)-1) * o.delay
+		if o.paused {
+			// The 503's Retry-After holds the origin a second more than
+			// its delay would.
+			ideal += time.Second - o.delay
+		}
+		r.ideal = max(r.ideal, ideal)
+		for i := 1; i < len(a); i++ {
+			// A tenth of slack: the arrivals are read at the server,
+			// after the connection's own scheduling.
+			if a[i].Sub(a[i-1]) < o.delay*9/10 {
+				r.tooClose++
+			}
+		}
+	}
+	r.elapsed = last.Sub(first)
+	return r
+}
