@@ -67,7 +67,7 @@ func (f *Frontier) Add(rawURL string) error {
 	if err != nil {
 		return err
 	}
-	origin, err := robots.Origin(u)
+	origin, err := f.tr.Origin(u)
 	if err != nil {
 		return err
 	}
