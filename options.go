@@ -141,8 +141,11 @@ type Options struct {
 	// memory, the least useful forgotten first; a forgotten origin is
 	// reloaded from Cache. Politeness slots and pauses are kept apart, for
 	// four times as many origins (at least 1,024, finished ones forgotten
-	// first), so that forgetting an origin never shortens a wait. If zero
-	// or negative, DefaultMaxOrigins is used.
+	// first), so that forgetting an origin never shortens a wait; while
+	// more origins than that are paused or within their delay at once,
+	// their schedules are kept too, up to four times as many again, and
+	// only past that are the oldest forgotten. If zero or negative,
+	// DefaultMaxOrigins is used.
 	MaxOrigins int
 	// MaxRobotsBytes bounds the memory, in bytes, that the parsed
 	// robots.txt of the origins held in memory take, alongside
@@ -158,8 +161,8 @@ type Options struct {
 	// Content-Signal's keys as aliases ("ai-train" for "train-ai"; see
 	// policy.LabelOf). When the site's robots.txt preference for a URL
 	// (Content-Usage and Content-Signal combined, see policy.Preferences)
-	// is "n" for every purpose declared, in any form of the URL a server
-	// may serve, the request is refused unsent with a *DisallowedError
+	// is "n" for every purpose declared in some one form of the URL a
+	// server may serve (policy.Agent.OptedOut), the request is refused unsent with a *DisallowedError
 	// whose ByPreference reports true. A purpose that stands for no label
 	// is a configuration error: it is logged once, and every request,
 	// Check, Preferences and ResponsePreferences return an error matching

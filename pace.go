@@ -19,7 +19,10 @@ import (
 // a map and a ring in the order schedules were made or last passed over,
 // and a full table drops the oldest that holds nothing back, passing over
 // at most evictTries busy ones (a clock, or second chance, eviction),
-// never scanning it. It is safe for concurrent use.
+// never scanning it. When every one it passes over is busy the table
+// grows instead, up to overflow times its size, so that forgetting a
+// schedule does not end a pause or a delay still running; only past that
+// bound is a busy one dropped. It is safe for concurrent use.
 type localPace struct {
 	now func() time.Time
 	max int
@@ -35,9 +38,15 @@ type localPace struct {
 const minSchedules = 1024
 
 // evictTries bounds how many schedules still in use a full table passes
-// over before it drops the oldest anyway: the price of a new origin
-// stays constant when every schedule is busy.
+// over before it grows instead: the price of a new origin stays constant
+// when every schedule is busy.
 const evictTries = 8
+
+// overflow is how many times its size a table of busy schedules may
+// grow to before it drops the oldest of them anyway, so that memory
+// stays bounded whatever the sites answer: a crawl would need that many
+// origins paused, or within their delay, at once.
+const overflow = 4
 
 // memberWindow is the least time a member counts as pacing an origin
 // after its last slot there; it widens to 32 intervals for long delays,
@@ -89,7 +98,8 @@ func (p *localPace) unlink(s *schedule) {
 
 // evict drops the oldest schedule that holds nothing back, giving the
 // ones still in use a second chance at the new end of the ring; after
-// evictTries of those, the oldest goes anyway. p.mu is held.
+// evictTries of those, the table grows, and only at overflow times its
+// size does the oldest go anyway. p.mu is held.
 func (p *localPace) evict(now time.Time) {
 	for range evictTries {
 		s := p.ring.ringPrev
@@ -101,7 +111,9 @@ func (p *localPace) evict(now time.Time) {
 		p.drop(s)
 		return
 	}
-	p.drop(p.ring.ringPrev)
+	if len(p.table) >= overflow*p.max {
+		p.drop(p.ring.ringPrev)
+	}
 }
 
 func (p *localPace) drop(s *schedule) {

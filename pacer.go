@@ -228,11 +228,7 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p.fleet != nil {
-		// The other members may have taken the slots after the last
-		// one this process holds in the store.
-		if !s.lastStore.IsZero() {
-			req.NotBefore = s.lastStore.Add(time.Duration(n) * delay)
-		}
+		req.NotBefore = latest(req.NotBefore, s.aloneAfter(n, delay))
 	}
 	b, slot := s.reserve(req, n)
 	if !slot.Reserved {
@@ -532,15 +528,26 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 			return at
 		}
 		p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
-		// As a request paced alone would be: after the last slot this
-		// process holds in the store by the delay times the members.
 		n := p.outageMembers(s)
 		s.mu.Lock()
-		if !s.lastStore.IsZero() {
-			req.NotBefore = latest(req.NotBefore, s.lastStore.Add(time.Duration(n)*delay))
-		}
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		req.NotBefore = latest(req.NotBefore, s.aloneAfter(n, delay))
+		return s.next(req)
 	}
-	at, _ := p.local.NextSlot(ctx, s.key, req)
-	return at
+	// s, not the table's: the table may have let it go while o holds it.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next(req)
+}
+
+// aloneAfter is the earliest slot a request paced without the store may
+// take, with n members pacing the origin at delay: n delays after the
+// last slot this process holds in the store, since the other members may
+// have taken the slots in between; the zero time when it holds none.
+// s.mu is held.
+func (s *schedule) aloneAfter(n int, delay time.Duration) time.Time {
+	if s.lastStore.IsZero() {
+		return time.Time{}
+	}
+	return s.lastStore.Add(time.Duration(n) * delay)
 }

@@ -554,7 +554,7 @@ func TestUnusableStoreSlotsFail(t *testing.T) {
 
 // TestNewOriginsCostFlat sends one request to each of 50,000 new origins
 // through a transport holding 1,000, every delay still running (an hour):
-// the pacer's table stays within its bound, and a new origin costs the
+// the pacer's table stays within its overflow bound, and a new origin costs the
 // same however full the table: the last 2,000 origins, each making room
 // in a full table of 4,000 schedules, take at most four times as long as
 // the first 2,000, for which the table had room (a scan of the table per
@@ -591,7 +591,9 @@ func TestNewOriginsCostFlat(t *testing.T) {
 	first := run(0, probe)
 	run(probe, origins-probe)
 	last := run(origins-probe, origins)
-	if n, most := tr.pacer.local.len(), 4*maxOrigins; n > most {
+	// Every schedule is busy, its delay running: the table grows to its
+	// overflow bound, four times its size, and no further.
+	if n, most := tr.pacer.local.len(), 4*4*maxOrigins; n > most {
 		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
 	}
 	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
@@ -716,5 +718,94 @@ func TestNextFreeErrors(t *testing.T) {
 	bad := NewTransport(nil, Options{UserAgent: "ExampleBot", Purposes: []string{"train-ia"}})
 	if _, err := bad.NextFree(context.Background(), "http://site.example/"); !errors.Is(err, ErrUnknownPurpose) {
 		t.Errorf("NextFree with an unknown purpose = %v, want ErrUnknownPurpose", err)
+	}
+}
+
+// TestPausesOutlastAFullTable checks that a Retry-After pause holds when
+// more origins are paused at once than the pacer's table is sized for:
+// their schedules are kept past the table's size rather than forgotten,
+// and the table still stops growing at its overflow bound.
+func TestPausesOutlastAFullTable(t *testing.T) {
+	c := newClock()
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		status, body, h := 200, allowAll, http.Header{}
+		if r.URL.Path != "/robots.txt" {
+			status, body = 503, "busy"
+			h.Set("Retry-After", "120")
+		}
+		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})
+	// MaxOrigins 100: 100 robots.txt held, 1,024 schedules sized for.
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 100, Now: c.Now, Sleep: c.Sleep})
+	const paused = 1500
+	for i := range paused {
+		if _, err := getWithin(t, tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := c.Now().Add(120 * time.Second)
+	for i := range paused {
+		at, err := tr.NextFree(context.Background(), fmt.Sprintf("http://host%d.example/", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.Before(end) {
+			t.Fatalf("host%d.example is free at %v, during its pause (until %v): its schedule was forgotten", i, at, end)
+		}
+	}
+	for i := paused; i < 6000; i++ {
+		if _, err := getWithin(t, tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, most := tr.pacer.local.len(), 4*minSchedules; n > most {
+		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
+	}
+}
+
+// TestNextFreeAfterScheduleDropped checks that NextFree reads the schedule
+// an origin's requests are paced by, which the origin keeps when the
+// pacer's table has let it go, not a new empty one from the table: an
+// origin paused after its schedule left the table is not free.
+func TestNextFreeAfterScheduleDropped(t *testing.T) {
+	c := newClock()
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		status, body, h := 200, allowAll, http.Header{}
+		if r.URL.Path == "/busy" {
+			status = 503
+			h.Set("Retry-After", "120")
+		}
+		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Millisecond, MaxOrigins: 300, Now: c.Now, Sleep: c.Sleep})
+	ctx := context.Background()
+	send := func(u string) {
+		t.Helper()
+		if _, err := getWithin(t, tr, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a.example is used often enough to stay held, while new origins push
+	// its schedule, idle between its requests, out of the table.
+	for range 20 {
+		send("http://a.example/x")
+		c.Advance(time.Second)
+	}
+	for i := range 1500 {
+		if _, err := tr.NextFree(ctx, fmt.Sprintf("http://o%d.example/", i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			send("http://a.example/x")
+			c.Advance(10 * time.Millisecond)
+		}
+	}
+	o := tr.origins.originFor(originID{host: "a.example"})
+	if tr.pacer.local.table[o.key] == o.sched.Load() {
+		t.Fatal("a.example's schedule is still in the table: the test does not reach its case")
+	}
+	send("http://a.example/busy")
+	if at, err := tr.NextFree(ctx, "http://a.example/y"); err != nil || !at.After(c.Now()) {
+		t.Errorf("NextFree = %v, %v during a.example's Retry-After pause; want the pause's end", at, err)
 	}
 }
