@@ -20,6 +20,10 @@ func TestAuthority(t *testing.T) {
 		{"https://[::1]:443/", "", "[::1]"},
 		{"http://[::1]:8080/", "", "[::1]:8080"},
 		{"http://127.0.0.1/", "Site.Example", "site.example"},
+		// As net/http sends the Host: punycode, whatever the port.
+		{"https://Bücher.example/", "", "xn--bcher-kva.example"},
+		{"https://Bücher.example:443/", "", "xn--bcher-kva.example"},
+		{"https://bücher.example:8443/", "", "xn--bcher-kva.example:8443"},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest("GET", tt.url, nil)

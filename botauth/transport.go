@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Tag is the value of the "tag" signature parameter of every signature
@@ -275,6 +277,10 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 		strParam("tag", Tag),
 	})
 	out := req.Clone(req.Context())
+	if out.Header == nil {
+		// net/http sends a request without a header map; its clone has none.
+		out.Header = make(http.Header)
+	}
 	if t.agentField != "" {
 		out.Header.Set("Signature-Agent", t.agentField)
 	} else {
@@ -301,8 +307,8 @@ func (t *Transport) key(created, expires time.Time) (signingKey, bool) {
 }
 
 // authority is the "@authority" of req (RFC 9421 section 2.2.3): the
-// host the request is sent to, lowercased, with the scheme's default
-// port removed.
+// host the request is sent to, as net/http writes it (an international
+// name in punycode), lowercased, with the scheme's default port removed.
 func authority(req *http.Request) (string, error) {
 	host := req.Host
 	if host == "" {
@@ -311,7 +317,13 @@ func authority(req *http.Request) (string, error) {
 	if host == "" {
 		return "", errors.New("botauth: request has no host to sign as @authority")
 	}
-	host = strings.ToLower(host)
+	// The Host net/http sends: an internationalised name in its ASCII
+	// (punycode) form.
+	ascii, err := httpguts.PunycodeHostPort(host)
+	if err != nil {
+		return "", fmt.Errorf("botauth: host %q cannot be sent: %v", host, err)
+	}
+	host = strings.ToLower(ascii)
 	if h, port, err := net.SplitHostPort(host); err == nil {
 		if p, _ := strconv.Atoi(port); p == 80 && req.URL.Scheme == "http" || p == 443 && req.URL.Scheme == "https" {
 			if strings.Contains(h, ":") {

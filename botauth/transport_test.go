@@ -253,3 +253,27 @@ func TestTransportConcurrentUse(t *testing.T) {
 		seen[in] = true
 	}
 }
+
+// TestTransportSignsARequestWithoutHeaders checks that a request with no
+// header map, which net/http sends, is signed rather than panicking, and
+// that the caller's request keeps none.
+func TestTransportSignsARequestWithoutHeaders(t *testing.T) {
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{newKey(1)}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, rec := newRecordingServer(t)
+	req := httptest.NewRequest(http.MethodGet, srv.URL+"/page", nil)
+	req.Header, req.RequestURI = nil, ""
+	resp, err := signer.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := rec.requests(); len(got) != 1 || got[0].Headers["signature"] == "" || got[0].Headers["signature-input"] == "" {
+		t.Errorf("sent %v, want one signed request", got)
+	}
+	if req.Header != nil {
+		t.Errorf("the caller's request was given headers: %v", req.Header)
+	}
+}
