@@ -604,3 +604,25 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestUnavailableClusterNamesCause checks that a Store on a Redis Cluster
+// client names the cause of a failed dial too: a cluster dials through
+// node clients, which the hooks added to the cluster client never reach.
+func TestUnavailableClusterNamesCause(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: a dial is refused
+	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer rc.Close()
+	logs := &logBuffer{}
+	s := redisstore.New(rc, redisstore.Options{Cooldown: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if _, ok := s.Get("robots-record " + origin); ok {
+		t.Fatal("Get with no cluster answered a hit")
+	}
+	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "connection refused") {
+		t.Errorf("log with the cluster unreachable = %q; want the cause, connection refused", got)
+	}
+}
