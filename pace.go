@@ -270,6 +270,11 @@ func (s *schedule) extendPause(until time.Time) bool {
 	}
 }
 
+// sent records that a request of s goes at its slot at. s.mu is held.
+func (s *schedule) sent(at time.Time) {
+	s.lastSent = latest(s.lastSent, at)
+}
+
 // latest returns the latest of times.
 func latest(times ...time.Time) time.Time {
 	var t time.Time

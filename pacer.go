@@ -298,11 +298,6 @@ func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
-// sent records that a request of s goes at its slot at. s.mu is held.
-func (s *schedule) sent(at time.Time) {
-	s.lastSent = latest(s.lastSent, at)
-}
-
 // sleepUntil waits until b's slot, which may move while it waits, and
 // takes b out of the line. When ctx ends or the moved slot no longer
 // fits the deadline, b gives its slot back. again reports that b's slot
