@@ -275,6 +275,21 @@ func (s *schedule) sent(at time.Time) {
 	s.lastSent = latest(s.lastSent, at)
 }
 
+// outageMembers is how many slots a request of s paced without the
+// store takes: one for itself and one for each other member the store
+// last counted pacing the origin, or when it never said, anyOrigin (the
+// count it last gave for any origin); none of them can be told of it.
+// It takes s.mu.
+func (s *schedule) outageMembers(anyOrigin int) int {
+	s.mu.Lock()
+	n := s.members
+	s.mu.Unlock()
+	if n <= 0 {
+		n = anyOrigin
+	}
+	return max(n, 1)
+}
+
 // latest returns the latest of times.
 func latest(times ...time.Time) time.Time {
 	var t time.Time

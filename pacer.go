@@ -223,7 +223,7 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 		// The store call took time: the slot counts from now, not from
 		// before it.
 		now = p.now()
-		req.Now, n = now, p.outageMembers(s)
+		req.Now, n = now, s.outageMembers(int(p.members.Load()))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -426,19 +426,6 @@ func (p *pacer) fleetPause(ctx context.Context, s *schedule, now time.Time) {
 	}
 }
 
-// outageMembers is how many slots a request paced without the store
-// takes: one for itself and one for each other member last seen pacing
-// its origin (or any origin), which cannot be told of it.
-func (p *pacer) outageMembers(s *schedule) int {
-	s.mu.Lock()
-	n := s.members
-	s.mu.Unlock()
-	if n <= 0 {
-		n = int(p.members.Load())
-	}
-	return max(n, 1)
-}
-
 // sawMembers keeps the count of members the store gave, for origins
 // without a count.
 func (p *pacer) sawMembers(n int) {
@@ -529,7 +516,7 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 		p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
 		// As a request paced alone would be: after the last slot this
 		// process holds in the store by the delay times the members.
-		n := p.outageMembers(s)
+		n := s.outageMembers(int(p.members.Load()))
 		s.mu.Lock()
 		if !s.lastStore.IsZero() {
 			req.NotBefore = latest(req.NotBefore, s.lastStore.Add(time.Duration(n)*delay))
