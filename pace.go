@@ -282,6 +282,26 @@ func (s *schedule) extendPause(until time.Time) bool {
 	}
 }
 
+// sent records that a request of s goes at its slot at. s.mu is held.
+func (s *schedule) sent(at time.Time) {
+	s.lastSent = latest(s.lastSent, at)
+}
+
+// outageMembers is how many slots a request of s paced without the
+// store takes: one for itself and one for each other member the store
+// last counted pacing the origin, or when it never said, anyOrigin (the
+// count it last gave for any origin); none of them can be told of it.
+// It takes s.mu.
+func (s *schedule) outageMembers(anyOrigin int) int {
+	s.mu.Lock()
+	n := s.members
+	s.mu.Unlock()
+	if n <= 0 {
+		n = anyOrigin
+	}
+	return max(n, 1)
+}
+
 // latest returns the latest of times.
 func latest(times ...time.Time) time.Time {
 	var t time.Time
@@ -429,4 +449,16 @@ func (s *schedule) leave(b *booking, gaveUp bool, now time.Time) {
 	default:
 		s.waiting = slices.Delete(s.waiting, i, i+1)
 	}
+}
+
+// aloneAfter is the earliest slot a request paced without the store may
+// take, with n members pacing the origin at delay: n delays after the
+// last slot this process holds in the store, since the other members may
+// have taken the slots in between; the zero time when it holds none.
+// s.mu is held.
+func (s *schedule) aloneAfter(n int, delay time.Duration) time.Time {
+	if s.lastStore.IsZero() {
+		return time.Time{}
+	}
+	return s.lastStore.Add(time.Duration(n) * delay)
 }

@@ -223,7 +223,7 @@ func (p *pacer) reserve(ctx context.Context, s *schedule, delay time.Duration, n
 		// The store call took time: the slot counts from now, not from
 		// before it.
 		now = p.now()
-		req.Now, n = now, p.outageMembers(s)
+		req.Now, n = now, s.outageMembers(int(p.members.Load()))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -292,11 +292,6 @@ func (p *pacer) confirm(s *schedule, slot Slot, now time.Time, delay time.Durati
 // the epoch it had before.
 func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
-}
-
-// sent records that a request of s goes at its slot at. s.mu is held.
-func (s *schedule) sent(at time.Time) {
-	s.lastSent = latest(s.lastSent, at)
 }
 
 // sleepUntil waits until b's slot, which may move while it waits, and
@@ -427,19 +422,6 @@ func (p *pacer) fleetPause(ctx context.Context, s *schedule, now time.Time) {
 	}
 }
 
-// outageMembers is how many slots a request paced without the store
-// takes: one for itself and one for each other member last seen pacing
-// its origin (or any origin), which cannot be told of it.
-func (p *pacer) outageMembers(s *schedule) int {
-	s.mu.Lock()
-	n := s.members
-	s.mu.Unlock()
-	if n <= 0 {
-		n = int(p.members.Load())
-	}
-	return max(n, 1)
-}
-
 // sawMembers keeps the count of members the store gave, for origins
 // without a count.
 func (p *pacer) sawMembers(n int) {
@@ -528,7 +510,7 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 			return at
 		}
 		p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
-		n := p.outageMembers(s)
+		n := s.outageMembers(int(p.members.Load()))
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		req.NotBefore = latest(req.NotBefore, s.aloneAfter(n, delay))
@@ -538,16 +520,4 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.next(req)
-}
-
-// aloneAfter is the earliest slot a request paced without the store may
-// take, with n members pacing the origin at delay: n delays after the
-// last slot this process holds in the store, since the other members may
-// have taken the slots in between; the zero time when it holds none.
-// s.mu is held.
-func (s *schedule) aloneAfter(n int, delay time.Duration) time.Time {
-	if s.lastStore.IsZero() {
-		return time.Time{}
-	}
-	return s.lastStore.Add(time.Duration(n) * delay)
 }
