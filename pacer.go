@@ -512,9 +512,8 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 		p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
 		n := s.outageMembers(int(p.members.Load()))
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		req.NotBefore = latest(req.NotBefore, s.aloneAfter(n, delay))
-		return s.next(req)
+		s.mu.Unlock()
 	}
 	// s, not the table's: the table may have let it go while o holds it.
 	s.mu.Lock()
