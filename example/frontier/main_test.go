@@ -46,7 +46,7 @@ func crawlWithin(t *testing.T, p plan) result {
 
 // TestFrontierWorkersNeverWaitForSlots checks that the frontier hands out
 // a URL only when its origin is free: every page is fetched once, no
-// origin sees two pages closer than its delay, and no request waits for
+// origin is sent its pages faster than its delay allows, and no request waits for
 // its slot inside RoundTrip or is offered twice.
 func TestFrontierWorkersNeverWaitForSlots(t *testing.T) {
 	for _, shuffled := range []bool{false, true} {
@@ -56,8 +56,8 @@ func TestFrontierWorkersNeverWaitForSlots(t *testing.T) {
 		if r.pages != wantPages(p, 0) {
 			t.Errorf("shuffled=%v: %d pages served, want %d", shuffled, r.pages, wantPages(p, 0))
 		}
-		if r.tooClose != 0 {
-			t.Errorf("shuffled=%v: %d pairs of pages closer than their origin's delay", shuffled, r.tooClose)
+		if r.outpaced != 0 {
+			t.Errorf("shuffled=%v: %d origins sent pages faster than their delay allows", shuffled, r.outpaced)
 		}
 		if r.requeued != 0 {
 			t.Errorf("shuffled=%v: %d URLs requeued, want none", shuffled, r.requeued)
@@ -84,8 +84,8 @@ func TestFrontierHoldsAPausedOrigin(t *testing.T) {
 	if r.requeued != 1 {
 		t.Errorf("%d URLs requeued, want the one answered 503", r.requeued)
 	}
-	if r.tooClose != 0 {
-		t.Errorf("%d pairs of pages closer than their origin's delay", r.tooClose)
+	if r.outpaced != 0 {
+		t.Errorf("%d origins sent pages faster than their delay allows", r.outpaced)
 	}
 	if r.waited > time.Duration(r.pages)*time.Millisecond {
 		t.Errorf("requests waited %v in RoundTrip for %d pages", r.waited, r.pages)
@@ -106,8 +106,8 @@ func TestFrontierFleet(t *testing.T) {
 	if r.pages != wantPages(p, 0) {
 		t.Errorf("%d pages served, want %d", r.pages, wantPages(p, 0))
 	}
-	if r.tooClose != 0 {
-		t.Errorf("%d pairs of pages closer than their origin's delay", r.tooClose)
+	if r.outpaced != 0 {
+		t.Errorf("%d origins sent pages faster than their delay allows", r.outpaced)
 	}
 	if r.requeued > int64(r.pages) {
 		t.Errorf("%d URLs requeued for %d pages: the frontiers spin", r.requeued, r.pages)
