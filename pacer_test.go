@@ -556,9 +556,9 @@ func TestUnusableStoreSlotsFail(t *testing.T) {
 // through a transport holding 1,000, every delay still running (an hour):
 // the pacer's table stays within its overflow bound, and a new origin costs the
 // same however full the table: the last 2,000 origins, each making room
-// in a full table of 4,000 schedules, take at most four times as long as
-// the first 2,000, for which the table had room (a scan of the table per
-// new origin makes them a hundred times dearer), and the whole run ends
+// in a full table, take at most ten times as long as the first 2,000, for
+// which the table had room, or a few seconds (a scan of the table per new
+// origin makes them a hundred times dearer), and the whole run ends
 // within a ceiling.
 func TestNewOriginsCostFlat(t *testing.T) {
 	const origins, maxOrigins, probe = 50000, 1000, 2000
@@ -597,8 +597,11 @@ func TestNewOriginsCostFlat(t *testing.T) {
 		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
 	}
 	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
-	if last > 4*first {
-		t.Errorf("the last %d new origins took %v, over four times the first %d (%v)", probe, last, probe, first)
+	// Generous, as every wall-clock bound here: a scan of the table per
+	// new origin makes the last ones dozens of times dearer, seconds more,
+	// where a pause of the machine adds at most a few seconds once.
+	if last > 10*first && last > 3*time.Second {
+		t.Errorf("the last %d new origins took %v, over ten times the first %d (%v)", probe, last, probe, first)
 	}
 }
 
