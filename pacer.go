@@ -78,63 +78,40 @@ func (p *pacer) scheduleOf(o *origin) *schedule {
 	return s
 }
 
-// SlotError is the error of a request whose politeness slot lies past its
-// context's deadline, less a tenth of the time left for the request
-// itself: the request fails at once, holding no slot. It matches
-// context.DeadlineExceeded, so callers that test for a deadline need
-// nothing new; a crawler that reads it can requeue the URL for At.
-type SlotError struct {
-	// Origin is the origin as the Transport keys it
-	// ("https://site.example:8443"; see OriginKey).
-	Origin string
-	// At is when the request's slot would have been.
-	At time.Time
-	// Left is how long the request's deadline was away.
-	Left time.Duration
-	// wait is how far the slot was, on the Transport's clock.
-	wait time.Duration
-}
-
-// Error says which origin's slot was how far away, and the deadline's.
-func (e *SlotError) Error() string {
-	return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the request's deadline (%v left): %v",
-		e.Origin, e.wait, e.Left.Round(time.Millisecond), context.DeadlineExceeded)
-}
-
-// Unwrap returns context.DeadlineExceeded.
-func (e *SlotError) Unwrap() error { return context.DeadlineExceeded }
-
-// Is reports whether target is context.DeadlineExceeded.
-func (e *SlotError) Is(target error) bool { return target == context.DeadlineExceeded }
-
 func tooLate(key OriginKey, at time.Time, d, left time.Duration) error {
 	return &SlotError{Origin: string(key), At: at, Left: left, wait: d}
 }
 
+// budget returns the time left before ctx's deadline and the part of it
+// a wait may take: all but a tenth, the margin the request itself is
+// given to be sent and answered (rate.Limiter.Wait checks the same way,
+// without a margin). ok is false when ctx has no deadline. Deadlines are
+// real time: only these distances are carried onto the injected clock.
+func budget(ctx context.Context) (left, usable time.Duration, ok bool) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return 0, 0, false
+	}
+	left = time.Until(deadline)
+	return left, left - left/10, true
+}
+
 // limit returns the latest slot a request of ctx can use, read at now on
 // the injected clock, and the time left before its deadline; the zero
-// time when ctx has none. Deadlines are real time: only the distance to
-// them is carried onto the injected clock.
+// time when ctx has none.
 func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
-	deadline, ok := ctx.Deadline()
+	left, usable, ok := budget(ctx)
 	if !ok {
 		return time.Time{}, 0
 	}
-	left := time.Until(deadline)
-	return now.Add(left - left/10), left
+	return now.Add(usable), left
 }
 
-// fits returns nil when a wait of d leaves ctx a tenth of the time left
-// before its deadline, and otherwise the error that the slot is too late.
-// A tenth is the margin that the request itself is given to be sent and
-// answered; rate.Limiter.Wait checks the same way, without a margin.
+// fits returns nil when a wait of d fits in ctx's budget, and otherwise
+// the error that the slot at is too late.
 func fits(ctx context.Context, key OriginKey, at time.Time, d time.Duration) error {
-	deadline, ok := ctx.Deadline()
-	if !ok || d <= 0 {
-		return nil
-	}
-	left := time.Until(deadline)
-	if d <= left-left/10 {
+	left, usable, ok := budget(ctx)
+	if !ok || d <= 0 || d <= usable {
 		return nil
 	}
 	return tooLate(key, at, d, left)

@@ -204,15 +204,8 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // robots.txt does not govern gets an error matching ErrNotHTTP, as from
 // Check.
 func (t *Transport) Origin(u *url.URL) (string, error) {
-	switch {
-	case u == nil:
-		return "", fmt.Errorf("%w: no URL", ErrNotHTTP)
-	case u.Scheme == "":
-		return "", fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, u.Redacted())
-	case !isHTTP(u.Scheme):
-		return "", fmt.Errorf("%w: %q: robots.txt does not govern %q URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
-	case u.Host == "" && !strings.HasPrefix(u.Opaque, "//"):
-		return "", fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
+	if err := checkHTTP(u); err != nil {
+		return "", err
 	}
 	tg, err := targetFor(u, "")
 	if err != nil {
@@ -249,17 +242,30 @@ var ErrNotHTTP = errors.New("robots: not an http or https URL")
 // robots.txt governs no other scheme.
 func parseHTTP(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
-	case u.Scheme == "":
-		return nil, fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, rawURL)
-	case !isHTTP(u.Scheme):
-		return nil, fmt.Errorf("%w: %q: robots.txt does not govern %s URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
-	case u.Host == "":
-		return nil, fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
+	}
+	if err := checkHTTP(u); err != nil {
+		return nil, err
 	}
 	return u, nil
+}
+
+// checkHTTP returns an error matching ErrNotHTTP unless u is an absolute
+// http or https URL with a host (in its Host, or an absolute-form
+// Opaque).
+func checkHTTP(u *url.URL) error {
+	switch {
+	case u == nil:
+		return fmt.Errorf("%w: no URL", ErrNotHTTP)
+	case u.Scheme == "":
+		return fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, u.Redacted())
+	case !isHTTP(u.Scheme):
+		return fmt.Errorf("%w: %q: robots.txt does not govern %s URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
+	case u.Host == "" && !strings.HasPrefix(u.Opaque, "//"):
+		return fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
+	}
+	return nil
 }
 
 // Stats returns a snapshot of the transport's counts.
