@@ -79,7 +79,21 @@ func (a Agent) Allowed(pathAndQuery string) bool {
 	if !a.AllowedLiteral(pathAndQuery) {
 		return false
 	}
+	return a.allowedIn(target.Alternates(pathAndQuery))
+}
+
+// alternates returns the forms other than itself that a server may serve
+// pathAndQuery as (target.Alternates: dot segments resolved, slashes
+// merged, %2F decoded where that reveals a dot segment), "" for each it
+// does not have.
+func alternates(pathAndQuery string) [3]string {
 	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	return [3]string{resolved, merged, decoded}
+}
+
+// allowedIn reports whether each of the forms target.Alternates gives is
+// allowed, or absent.
+func (a Agent) allowedIn(resolved, merged, decoded string) bool {
 	return (resolved == "" || a.AllowedLiteral(resolved)) && (merged == "" || a.AllowedLiteral(merged)) &&
 		(decoded == "" || a.AllowedLiteral(decoded))
 }
@@ -124,8 +138,7 @@ func (a Agent) Decide(pathAndQuery string) Decision {
 	if !d.Allowed || a.sel == nil {
 		return d
 	}
-	resolved, merged, decoded := target.Alternates(pathAndQuery)
-	for _, form := range [...]string{resolved, merged, decoded} {
+	for _, form := range alternates(pathAndQuery) {
 		if form == "" {
 			continue
 		}

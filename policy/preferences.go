@@ -9,7 +9,6 @@ import (
 
 	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/internal/sfv"
-	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/match"
 )
 
@@ -329,13 +328,13 @@ func (r *Robots) ContentSignals() []PreferenceLine {
 // Content-Signal lines in the file; a file with none allocates only the
 // answer.
 func (a Agent) Preferences(pathAndQuery string) Preferences {
-	allowed := a.Allowed(pathAndQuery)
+	forms := alternates(pathAndQuery)
+	allowed := a.AllowedLiteral(pathAndQuery) && a.allowedIn(forms[0], forms[1], forms[2])
 	out := a.preferences(pathAndQuery, allowed)
 	if a.owner == nil || len(a.owner.prefs) == 0 {
 		return out
 	}
-	resolved, merged, decoded := target.Alternates(pathAndQuery)
-	for _, form := range [...]string{resolved, merged, decoded} {
+	for _, form := range forms {
 		if form == "" {
 			continue
 		}
@@ -369,12 +368,12 @@ func (a Agent) OptedOut(pathAndQuery string, purposes ...string) (Preference, bo
 	if len(purposes) == 0 || a.owner == nil || len(a.owner.prefs) == 0 {
 		return Preference{}, false
 	}
-	allowed := a.Allowed(pathAndQuery)
+	forms := alternates(pathAndQuery)
+	allowed := a.AllowedLiteral(pathAndQuery) && a.allowedIn(forms[0], forms[1], forms[2])
 	if p, out := a.optedOut(pathAndQuery, allowed, purposes); out {
 		return p, true
 	}
-	resolved, merged, decoded := target.Alternates(pathAndQuery)
-	for _, form := range [...]string{resolved, merged, decoded} {
+	for _, form := range forms {
 		if form == "" {
 			continue
 		}
