@@ -149,26 +149,13 @@ func (ins *instruments) all() []metric.Observable {
 	return all
 }
 
-// Attribute keys, and the attribute sets of each value, made once.
+// Attribute keys, and the attribute sets of the decisions, made once.
 var (
 	outcomeKey  = attribute.Key("robots.outcome")
 	classKey    = attribute.Key("robots.status_class")
 	decisionKey = attribute.Key("robots.decision")
 	reasonKey   = attribute.Key("robots.reason")
 
-	outcomes = map[robots.Outcome]metric.ObserveOption{
-		robots.Parsed:      metric.WithAttributes(outcomeKey.String(robots.Parsed.String())),
-		robots.Unavailable: metric.WithAttributes(outcomeKey.String(robots.Unavailable.String())),
-		robots.Unreachable: metric.WithAttributes(outcomeKey.String(robots.Unreachable.String())),
-	}
-	statusClasses = []string{"2xx", "3xx", "4xx", "5xx", "network"}
-	classes       = func() map[string]metric.ObserveOption {
-		m := make(map[string]metric.ObserveOption, len(statusClasses))
-		for _, c := range statusClasses {
-			m[c] = metric.WithAttributes(classKey.String(c))
-		}
-		return m
-	}()
 	allowed       = metric.WithAttributes(decisionKey.String("allowed"))
 	byRule        = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("rule"))
 	byUnreachable = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("unreachable"))
@@ -177,11 +164,13 @@ var (
 
 // observe reports s.
 func (ins *instruments) observe(o metric.Observer, s robots.Stats) {
-	for outcome, attrs := range outcomes {
-		o.ObserveInt64(ins.fetches, s.Fetches[outcome], attrs)
+	// Stats holds every outcome and status class, so that these are the
+	// transport's own lists, whatever it adds.
+	for outcome, n := range s.Fetches {
+		o.ObserveInt64(ins.fetches, n, metric.WithAttributes(outcomeKey.String(outcome.String())))
 	}
-	for class, attrs := range classes {
-		o.ObserveInt64(ins.statuses, s.FetchStatus[class], attrs)
+	for class, n := range s.FetchStatus {
+		o.ObserveInt64(ins.statuses, n, metric.WithAttributes(classKey.String(class)))
 	}
 	o.ObserveInt64(ins.revalidations, s.Revalidated)
 	o.ObserveInt64(ins.decisions, s.Allowed, allowed)
