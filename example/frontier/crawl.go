@@ -67,10 +67,7 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	n := max(p.transports, 1)
 	trs := make([]*robots.Transport, n)
 	for i := range trs {
-		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay}
-		if p.store != nil {
-			opts.Cache = p.store
-		}
+		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay, Cache: p.store}
 		// Each transport its own connections, as separate processes have.
 		trs[i] = robots.NewTransport(&http.Transport{MaxIdleConnsPerHost: 4}, opts)
 	}
@@ -78,13 +75,10 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	var frontiers []*Frontier
 	errs := make(chan error, n*p.workers)
 	for i, tr := range trs {
-		mine := urls[i*len(urls)/n : (i+1)*len(urls)/n]
-		if n > 1 {
-			// Every transport crawls every origin: its URLs alternate.
-			mine = nil
-			for j := i; j < len(urls); j += n {
-				mine = append(mine, urls[j])
-			}
+		// Every transport crawls every origin: their URLs alternate.
+		var mine []string
+		for j := i; j < len(urls); j += n {
+			mine = append(mine, urls[j])
 		}
 		client := &http.Client{Transport: tr}
 		if p.pool {
