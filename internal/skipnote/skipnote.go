@@ -48,6 +48,19 @@ func Missing(what, how string) {
 	closeW()
 }
 
+// Require stops t for want of what, which how installs: under CI=true,
+// where .ci/run installs everything the tests need, it fails t, since a
+// skip there would hide a broken install step; elsewhere it prints the
+// line Missing prints and skips t.
+func Require(t testing.TB, what, how string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (install: %s): the tests that need it must run in CI", what, how)
+	}
+	Missing(what, how)
+	t.Skipf("%s not found (install: %s); skipping", what, how)
+}
+
 // out returns where the line goes, and what closes it.
 func out() (io.Writer, func()) {
 	if !flag.Parsed() {
