@@ -225,6 +225,9 @@ function showLine(n) {
 
 function drawDecisions(d) {
   const list = $("decisions");
+  // The file's text is encoded once per drawing, not once per link.
+  const base = stateURL(0);
+  const link = (i) => (i ? base + "&selected=" + i : base);
   list.replaceChildren(...d.decisions.map((dec, i) => {
     const state = dec.error ? "error" : dec.allowed ? "allowed" : "disallowed";
     const verdict = { error: "⚠ cannot decide", allowed: "✓ allowed", disallowed: "✗ disallowed" }[state];
@@ -233,7 +236,7 @@ function drawDecisions(d) {
       el("div", { class: "head" },
         el("span", { class: "verdict", text: verdict }),
         el("code", { class: "url", text: dec.url }),
-        el("a", { class: "permalink", href: stateURL(i), title: "A link to this page deciding this URL", text: "🔗 link" })));
+        el("a", { class: "permalink", href: link(i), title: "A link to this page deciding this URL", text: "🔗 link" })));
     if (dec.error) {
       item.append(el("div", { class: "reason", text: dec.error }));
       return item;
