@@ -195,10 +195,9 @@ func directoryLabel(i int) string {
 // its Host, lowercased, without the default port of the scheme it
 // arrived on.
 func requestAuthority(r *http.Request) string {
-	host := strings.ToLower(r.Host)
-	def := ":80"
+	scheme := "http"
 	if r.TLS != nil {
-		def = ":443"
+		scheme = "https"
 	}
-	return strings.TrimSuffix(host, def)
+	return authorityOf(r.Host, scheme)
 }

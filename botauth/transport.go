@@ -323,19 +323,28 @@ func authority(req *http.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("botauth: host %q cannot be sent: %v", host, err)
 	}
-	host = strings.ToLower(ascii)
-	if h, port, err := net.SplitHostPort(host); err == nil {
-		if p, _ := strconv.Atoi(port); p == 80 && req.URL.Scheme == "http" || p == 443 && req.URL.Scheme == "https" {
-			if strings.Contains(h, ":") {
-				return "[" + h + "]", nil
-			}
-			return h, nil
-		}
-	}
+	host = authorityOf(ascii, req.URL.Scheme)
 	if !validString(host) {
 		return "", fmt.Errorf("botauth: host %q is not printable ASCII", host)
 	}
 	return host, nil
+}
+
+// authorityOf returns host (host[:port]) as "@authority" carries it for
+// a request of scheme: lowercased, without the scheme's default port.
+func authorityOf(host, scheme string) string {
+	host = strings.ToLower(host)
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		return host
+	}
+	if p, _ := strconv.Atoi(port); p == 80 && scheme == "http" || p == 443 && scheme == "https" {
+		if strings.Contains(h, ":") {
+			return "[" + h + "]"
+		}
+		return h
+	}
+	return host
 }
 
 // CloseIdleConnections closes the idle connections of the base
