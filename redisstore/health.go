@@ -101,10 +101,6 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 		h.succeeded()
 		return val, nil
 	}
-	if ctx.Err() != nil {
-		// The caller gave up: that says nothing about Redis.
-		return zero, ctx.Err()
-	}
 	if d, _ := cctx.Deadline(); !time.Now().Before(d) && !errors.Is(err, context.DeadlineExceeded) {
 		// go-redis reports the connection's deadline, the context's, as
 		// its own timeout.
@@ -117,7 +113,8 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 }
 
 // failure counts and logs err, the failure of a call op, and returns the
-// error the Store answers.
+// error the Store answers; when the caller gave up, which says nothing
+// about Redis, its context's error.
 func (h *health) failure(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
