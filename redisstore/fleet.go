@@ -147,9 +147,8 @@ func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte)
 
 // ReserveSlot reserves the earliest send time for origin that is no
 // earlier than req.NotBefore (or req.Now), than req.Held plus
-// req.Interval, than the last
-// slot reserved by any process plus req.Interval, or than a pause, in one
-// round trip. If that time is after req.Limit (a zero Limit: no limit),
+// req.Interval, than the last slot reserved by any process plus
+// req.Interval, or than a pause, in one round trip. If that time is after req.Limit (a zero Limit: no limit),
 // nothing is reserved, and the Slot says when it would have been.
 //
 // The same call is the member's heartbeat: the Slot counts the members
