@@ -2,6 +2,7 @@ package botauth_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
@@ -81,7 +82,12 @@ func (v *npmVerifier) verify(t *testing.T, dirServer *httptest.Server, reqs []re
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), v.node, "verify.mjs")
+	// A generous ceiling: only a hung verifier (a fetch of the directory
+	// that never ends, say) reaches it.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, v.node, "verify.mjs")
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = v.dir
 	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+ca)
 	cmd.Stdin = bytes.NewReader(in)
