@@ -40,7 +40,7 @@ type robotsCache struct {
 // init readies c to hold cfg.maxOrigins origins weighing at most
 // cfg.maxRobotsBytes, their records kept in cache (through fleet, when
 // it is shared by a fleet) and fetched on base.
-func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet FleetStore, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
+func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	c.now, c.logger, c.stats = now, cfg.logger, stats
 	c.times = lifetimes{fresh: cfg.freshness, minFresh: cfg.minFreshness, minBackoff: cfg.minBackoff, maxBackoff: cfg.maxBackoff}
 	c.store.init(cache, fleet, cfg.userAgent, cfg.logger, cfg.fetchTimeout, now, sleep)

@@ -50,7 +50,7 @@
 // Memory is bounded in bytes: the parsed robots.txt held in memory by
 // Options.MaxRobotsBytes (and Options.MaxOrigins), the default store by
 // 128 MiB. Options.Cache keeps one record per origin; a Cache that also
-// implements FleetStore lets a fleet of processes share one fetch and one
+// implements Fleet lets a fleet of processes share one fetch and one
 // pace per origin. Plug-ins' panics are contained: one of the base
 // RoundTripper during a robots.txt fetch is logged with its stack and the
 // origin counts as unreachable for that fetch; one of the Cache is logged

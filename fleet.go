@@ -5,26 +5,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gregjones/httpcache"
-)
+	)
 
-// FleetStore is what a store shared by the processes of a crawler fleet
-// adds to an httpcache.Cache: records written by compare-and-swap, so
-// that concurrent writers merge instead of overwriting each other; a
-// lease on fetching each origin's robots.txt, so that the fleet fetches
-// it once; and each origin's pace (slots, Retry-After pauses, and the
-// members pacing it), so that the fleet sends no faster than one crawler
-// would. Give one as Options.Cache: the Transport finds it there, and a
-// Cache that does not implement it keeps records alone, through Get and
-// Set. Every method receives its origin's key ready-made, so a store
-// keeps each origin's entries together without reading the key.
+// Fleet is what a store shared by the processes of a crawler fleet
+// provides: records written by compare-and-swap, so that concurrent
+// writers merge instead of overwriting each other; a lease on fetching
+// each origin's robots.txt, so that the fleet fetches it once; and each
+// origin's pace (slots, Retry-After pauses, the members pacing it and
+// the epoch of the store's state), so that the fleet sends no faster
+// than one crawler would. Give one as Options.Fleet, the only way a
+// Transport gets one; Options.Cache is for plain record stores. Every
+// method takes a context and receives its origin's key ready-made, so a
+// store keeps each origin's entries together without reading the key.
+// Package fleettest checks an implementation against this contract.
 //
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
-// its own pace), never allowing everything.
-type FleetStore interface {
-	httpcache.Cache
-
+// its own pace), never allowing everything. An error of a call whose
+// context had ended is the caller's and counts as no failure.
+type Fleet interface {
 	// Load returns the record stored under key, and whether there is one.
 	Load(ctx context.Context, key RecordKey) (value []byte, found bool, err error)
 	// Swap stores new under key only if the stored value equals old (old
@@ -42,8 +41,8 @@ type FleetStore interface {
 }
 
 // Pace is an origin's pace, the one seam every paced request goes
-// through: a Transport without a FleetStore paces on one in memory (on
-// golang.org/x/time/rate), and a fleet member on its FleetStore's,
+// through: a Transport without a Fleet paces on one in memory (on
+// golang.org/x/time/rate), and a fleet member on its Fleet's,
 // falling back on the one in memory while the store is unavailable. The
 // Transport's wait is the same on both: reserve a slot, sleep until it,
 // give it back if the request's context ends first.
@@ -77,7 +76,7 @@ type Pace interface {
 	NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error)
 }
 
-// OriginKey names one origin in a FleetStore: its scheme, host and port
+// OriginKey names one origin in a Fleet: its scheme, host and port
 // as the Transport spells them ("https://site.example:8443", the host
 // lower-cased and in ASCII, a default port left out), or, for requests
 // whose Host header names another site than the address they are sent to,
@@ -85,7 +84,7 @@ type Pace interface {
 // store uses it as it is: every entry of one origin is named by it.
 type OriginKey string
 
-// RecordKey names one origin's robots record in a FleetStore: the origin,
+// RecordKey names one origin's robots record in a Fleet: the origin,
 // and for a robots.txt that varies by User-Agent, the variant of the
 // transport's user agent ("" otherwise).
 type RecordKey struct {
@@ -139,77 +138,86 @@ type Slot struct {
 	Epoch string
 }
 
-// countedFleet is a FleetStore that counts the errors of the one it
+// countedFleet is a Fleet that counts the errors of the one it
 // wraps, as Stats.StoreErrors, so that every call the transport makes,
 // from the robots cache or the pacer, is counted in one place. An error
 // of a call whose context had ended is the caller's, not the store's,
 // and is not counted.
 type countedFleet struct {
-	FleetStore
+	Fleet
 	errors *atomic.Int64
 }
 
-// fleetOf returns cache as a FleetStore that counts its errors into
-// errs, or nil when cache is not shared by a fleet. It is the one place
-// the transport asks what the cache can do: the robots cache and the
-// pacer are given its answer.
-func fleetOf(cache httpcache.Cache, errs *atomic.Int64) FleetStore {
-	if f, ok := cache.(FleetStore); ok {
-		return countedFleet{FleetStore: f, errors: errs}
+// counted returns f counting its errors into errs, or nil for no fleet.
+func counted(f Fleet, errs *atomic.Int64) Fleet {
+	if f == nil {
+		return nil
 	}
-	return nil
+	return countedFleet{Fleet: f, errors: errs}
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !callerGaveUp(ctx) {
 		c.errors.Add(1)
 	}
 }
 
+// callerGaveUp reports whether ctx ended, by cancellation or by its
+// deadline passing: a store call that fails then says nothing about the
+// store. The deadline is read as well as Err, since a connection's read
+// deadline, set from it, can fire before the context's own timer does.
+func callerGaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {
-	v, found, err := c.FleetStore.Load(ctx, key)
+	v, found, err := c.Fleet.Load(ctx, key)
 	c.count(ctx, err)
 	return v, found, err
 }
 
 func (c countedFleet) Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error) {
-	ok, err := c.FleetStore.Swap(ctx, key, old, new)
+	ok, err := c.Fleet.Swap(ctx, key, old, new)
 	c.count(ctx, err)
 	return ok, err
 }
 
 func (c countedFleet) Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error) {
-	held, err := c.FleetStore.Lease(ctx, origin, token, ttl)
+	held, err := c.Fleet.Lease(ctx, origin, token, ttl)
 	c.count(ctx, err)
 	return held, err
 }
 
 func (c countedFleet) Unlease(ctx context.Context, origin OriginKey, token string) error {
-	err := c.FleetStore.Unlease(ctx, origin, token)
+	err := c.Fleet.Unlease(ctx, origin, token)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	slot, err := c.FleetStore.ReserveSlot(ctx, origin, req)
+	slot, err := c.Fleet.ReserveSlot(ctx, origin, req)
 	c.count(ctx, err)
 	return slot, err
 }
 
 func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) error {
-	err := c.FleetStore.CancelSlot(ctx, origin, at, interval)
+	err := c.Fleet.CancelSlot(ctx, origin, at, interval)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) error {
-	err := c.FleetStore.Pause(ctx, origin, until)
+	err := c.Fleet.Pause(ctx, origin, until)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	at, err := c.FleetStore.NextSlot(ctx, origin, req)
+	at, err := c.Fleet.NextSlot(ctx, origin, req)
 	c.count(ctx, err)
 	return at, err
 }

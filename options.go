@@ -129,14 +129,19 @@ type Options struct {
 	// MaxMaxSize.
 	MaxSize int
 	// Cache is where each origin's robots record (outcome, validators,
-	// body, outage clock) is kept, one entry per origin; transports
-	// sharing one share their fetches. A Cache that also implements
-	// FleetStore lets transports in several processes share one fetch per
-	// origin, merge their records, and share each origin's pace and
-	// Retry-After pauses, counting the processes pacing it. If nil, a
-	// MemoryCache holding 2*MaxOrigins entries and DefaultCacheBytes bytes
-	// is used.
+	// body, outage clock) is kept, one entry per origin, when there is no
+	// Fleet; transports in one process sharing one share their fetches.
+	// Any httpcache.Cache works (MemoryCache, httpcache's backends). If
+	// nil, a MemoryCache holding 2*MaxOrigins entries and
+	// DefaultCacheBytes bytes is used. It is not used when Fleet is set.
+	//
 	Cache httpcache.Cache
+	// Fleet is a store shared by the processes of a crawler fleet (such
+	// as redisstore.Store): it keeps the records in Cache's place, and
+	// lets the fleet share one fetch per origin and each origin's pace
+	// and Retry-After pauses, counting the members pacing it. If nil,
+	// the transport paces alone, in memory.
+	Fleet Fleet
 	// MaxOrigins is how many origins' parsed robots.txt are held in
 	// memory, the least useful forgotten first; a forgotten origin is
 	// reloaded from Cache. Politeness slots and pauses are kept apart, for

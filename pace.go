@@ -11,7 +11,7 @@ import (
 )
 
 // localPace is the Pace of one process, on golang.org/x/time/rate: what a
-// Transport without a FleetStore paces by, and what a fleet member paces
+// Transport without a Fleet paces by, and what a fleet member paces
 // by alone while its store is unavailable. Its schedules live in a table
 // of their own, larger than the origin table, so that forgetting an
 // origin's parsed robots.txt never shortens a wait. Keeping, finding and
@@ -58,7 +58,7 @@ const memberWindow = time.Minute
 // still counts as pacing an origin of interval: a minute, or 32
 // intervals when longer, so that a member whose own slots are members
 // times the interval apart stays counted between them for up to 32
-// members. A FleetStore counts members over this window.
+// members. A Fleet counts members over this window.
 func MemberWindowFor(interval time.Duration) time.Duration {
 	return max(memberWindow, 32*interval)
 }
@@ -129,7 +129,7 @@ func (p *localPace) len() int {
 }
 
 // ReserveSlot reserves origin's next slot for req in this process, as a
-// FleetStore's does in the fleet.
+// Fleet's does in the fleet.
 func (p *localPace) ReserveSlot(_ context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
 	s := p.schedule(origin)
 	s.mu.Lock()
@@ -227,7 +227,7 @@ type booking struct {
 	// for a store's slot and a slot that only a pause holds back.
 	rs []*rate.Reservation
 	n  int
-	// store marks a slot reserved in a FleetStore, in epoch.
+	// store marks a slot reserved in a Fleet, in epoch.
 	store bool
 	epoch string
 	// alone marks a slot a fleet member reserved here while its store

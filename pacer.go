@@ -18,13 +18,13 @@ import (
 // pacer holds every request to its origin's politeness slot: when each
 // may next be sent, in the order requests came, and the pauses a
 // Retry-After asked for. The slots are a Pace's: its own localPace, and
-// in a fleet the FleetStore's, the localPace then standing in while the
+// in a fleet the Fleet's, the localPace then standing in while the
 // store is unavailable. It is safe for concurrent use.
 type pacer struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	local  *localPace
-	fleet  FleetStore // nil when the store is not shared
+	fleet  Fleet // nil when the store is not shared
 	member string     // this transport's name among the fleet's members
 	logger *slog.Logger
 	waited *atomic.Int64 // Stats.Waited, in nanoseconds
@@ -53,7 +53,7 @@ const maxTries = 8
 
 // init readies p to hold the schedules of c.maxOrigins origins, four
 // times over, and to share the pace in fleet when it is not nil.
-func (p *pacer) init(c *config, fleet FleetStore, now func() time.Time, sleep func(context.Context, time.Duration) error, waited *atomic.Int64) {
+func (p *pacer) init(c *config, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, waited *atomic.Int64) {
 	p.now, p.sleep, p.logger, p.waited = now, sleep, c.logger, waited
 	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
 	p.fleet = fleet
@@ -433,7 +433,7 @@ func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
 
 // NextFree returns the earliest time a request for rawURL could be sent,
 // as of now: its origin's next free politeness slot (the fleet's, from
-// its store, when Options.Cache is a FleetStore, so that the slots other
+// its store, when Options.Cache is a Fleet, so that the slots other
 // members took count), not before the end of a Retry-After pause, and,
 // while the origin's robots.txt is unreachable, not before the time it is
 // fetched again (DisallowedError.RetryAt). It reserves nothing, counts

@@ -340,7 +340,7 @@ func (h *heldSleeps) asked() []time.Duration {
 }
 
 // fleetStub is a fleet store in memory for one process: its slots follow
-// FleetStore's contract, and while down is set each reservation fails
+// Fleet's contract, and while down is set each reservation fails
 // after taking lag on the clock, as a Redis call that times out.
 type fleetStub struct {
 	*fleetStore

@@ -57,11 +57,11 @@ type Stats struct {
 	// slot now: those asleep until it, not those still being decided or
 	// asking a fleet store for it.
 	Waiting int
-	// StoreErrors counts the calls to a FleetStore given as
+	// StoreErrors counts the calls to a Fleet given as
 	// Options.Cache that returned an error (the transport then used its
 	// own state for the request), leaving out those cut short by the
 	// request's own context. It stays 0 for a Cache that is no
-	// FleetStore.
+	// Fleet.
 	StoreErrors int64
 }
 

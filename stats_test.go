@@ -101,7 +101,7 @@ func TestStatsWaiting(t *testing.T) {
 }
 
 // TestStatsStoreErrors checks that Stats.StoreErrors counts the calls a
-// FleetStore failed, and not those of a request whose context had ended.
+// Fleet failed, and not those of a request whose context had ended.
 func TestStatsStoreErrors(t *testing.T) {
 	c := newClock()
 	store := &fleetStub{fleetStore: newFleetStore(), clock: c, members: 1}

@@ -18,15 +18,15 @@ import (
 
 // store keeps origins' records in Options.Cache in their stored form, one
 // record per origin (per user agent when the robots.txt varies by it),
-// through a FleetStore's Load and Swap when the Cache is one (and then
+// through a Fleet's Load and Swap when the Cache is one (and then
 // takes the fleet's fetch lease), or else its Get and Set. It contains
 // the Cache: a record it cannot read is missing, a panic of a method is
 // recovered and logged and costs only that call, and an error of the
-// FleetStore falls back to this process's own fetch. It is safe for
+// Fleet falls back to this process's own fetch. It is safe for
 // concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
-	fleet   FleetStore // nil when the Cache is not shared by a fleet
+	fleet   Fleet // nil when the Cache is not shared by a fleet
 	variant string     // this transport's user-agent variant
 	token   string     // this transport's lease token
 	logger  *slog.Logger
@@ -49,7 +49,7 @@ const (
 	leasePollMax = 500 * time.Millisecond
 )
 
-func (s *store) init(cache httpcache.Cache, fleet FleetStore, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
+func (s *store) init(cache httpcache.Cache, fleet Fleet, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
 	s.cache, s.fleet, s.logger, s.fetchTimeout, s.now, s.sleep = cache, fleet, logger, fetchTimeout, now, sleep
 	sum := sha256.Sum256([]byte(userAgent))
 	s.variant = "ua-" + hex.EncodeToString(sum[:8])
@@ -161,7 +161,7 @@ func (s *store) save(ctx context.Context, origin OriginKey, rec record) storedRe
 }
 
 // write stores what next makes of the record stored under key: by
-// compare-and-swap in a FleetStore, re-reading when another writer
+// compare-and-swap in a Fleet, re-reading when another writer
 // swapped first, or by a read and a write in a plain Cache. It reports
 // false, storing nothing, when the stored record is of a newer version.
 func (s *store) write(ctx context.Context, key RecordKey, next func(storedRecord) record) bool {
@@ -256,7 +256,7 @@ func (s *store) lease(ctx context.Context, origin OriginKey, known parsedBody, n
 	return answer, nil
 }
 
-// takeLease asks the FleetStore for origin's lease once: leaseHeld,
+// takeLease asks the Fleet for origin's lease once: leaseHeld,
 // leaseTheirs while another holds it, or leaseNone when it cannot be
 // asked.
 func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Duration) leaseAnswer {

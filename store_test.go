@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// fleetStore is an in-memory FleetStore, as a Redis store provides one,
+// fleetStore is an in-memory Fleet, as a Redis store provides one,
 // with hooks for a test to play another process. Records are kept under
 // their plain keys (recordKeyOf), so that Get and Set reach them too.
 type fleetStore struct {
@@ -149,7 +149,7 @@ func (s *fleetStore) NextSlot(_ context.Context, origin OriginKey, req SlotReque
 	return at, nil
 }
 
-var _ FleetStore = (*fleetStore)(nil)
+var _ Fleet = (*fleetStore)(nil)
 
 // TestFleetLease checks that a transport finding another process's lease
 // on an origin waits for that process's record instead of fetching, and

@@ -56,10 +56,10 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	c := newConfig(opts)
 	t.base, t.cfg = base, c
 	cache := opts.Cache
-	if cache == nil {
+	if cache == nil && opts.Fleet == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
-	fleet := fleetOf(cache, &t.stats.storeErrors)
+	fleet := counted(opts.Fleet, &t.stats.storeErrors)
 	// Through t, so that the clock or the sleep a test swaps in applies
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
@@ -196,7 +196,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 }
 
 // Origin returns the origin of u as the transport keys it, in every
-// count, in RobotsInfo.Origin and in a FleetStore: scheme://host[:port],
+// count, in RobotsInfo.Origin and in a Fleet: scheme://host[:port],
 // the scheme and host lower-cased, the host in its ASCII (IDNA) form
 // without a trailing dot, and the scheme's default port left out. Every
 // URL that shares a robots.txt and a politeness slot with u gives the

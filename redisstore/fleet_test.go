@@ -25,7 +25,7 @@ import (
 )
 
 // A Store wrapped to watch its slots is still a FleetStore.
-var _ robots.FleetStore = loggingStore{}
+var _ robots.Fleet = loggingStore{}
 
 const siteRobots = "User-agent: *\nDisallow: /private\n"
 

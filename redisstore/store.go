@@ -4,7 +4,7 @@
 // pace per origin (slots, Retry-After pauses, and the count of members
 // pacing it).
 //
-// A Store is an httpcache.Cache that implements robots.FleetStore, so
+// A Store is an httpcache.Cache that implements robots.Fleet, so
 // robots.Options{Cache: store} is the whole integration: the transport finds
 // the fleet's capabilities on it.
 //
@@ -170,7 +170,7 @@ func (s *Store) get(ctx context.Context, op, k string) ([]byte, bool, error) {
 }
 
 // The transport's capabilities, checked where the Store is built.
-var _ robots.FleetStore = (*Store)(nil)
+var _ robots.Fleet = (*Store)(nil)
 
 // recordKey is the Redis key of a robots record.
 func (s *Store) recordKey(k robots.RecordKey) string {

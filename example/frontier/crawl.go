@@ -29,7 +29,7 @@ type plan struct {
 	shuffled   bool // URLs in random order rather than grouped by origin
 	pause      bool // one fast origin answers one page with 503 and Retry-After: 1
 	transports int  // transports crawling at once, sharing store; 1 if 0
-	store      robots.FleetStore
+	store      robots.Fleet
 }
 
 // result is what a crawl achieved, measured at the sites.
@@ -67,7 +67,7 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	n := max(p.transports, 1)
 	trs := make([]*robots.Transport, n)
 	for i := range trs {
-		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay, Cache: p.store}
+		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay, Fleet: p.store}
 		// Each transport its own connections, as separate processes have.
 		trs[i] = robots.NewTransport(&http.Transport{MaxIdleConnsPerHost: 4}, opts)
 	}
