@@ -2,7 +2,6 @@ package robots
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,9 +10,9 @@ import (
 )
 
 // localPace is the Pace of one process, on golang.org/x/time/rate: what a
-// Transport without a Fleet paces by, and what a fleet member paces
-// by alone while its store is unavailable. Its schedules live in a table
-// of their own, larger than the origin table, so that forgetting an
+// Transport without a Fleet paces by, what a fleet member paces by alone
+// while its store is unavailable, and the pace of NewMemoryFleet. Its
+// schedules live in a table of their own, larger than the origin table, so that forgetting an
 // origin's parsed robots.txt never shortens a wait. Keeping, finding and
 // dropping a schedule costs the same however many are held: the table is
 // a map and a ring in the order schedules were made or last passed over,
@@ -128,51 +127,38 @@ func (p *localPace) len() int {
 	return len(p.table)
 }
 
-// ReserveSlot reserves origin's next slot for req in this process, as a
-// Fleet's does in the fleet.
+// ReserveSlot reserves origin's next slot for req, as a Fleet's does in
+// the fleet.
 func (p *localPace) ReserveSlot(_ context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	s := p.schedule(origin)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, slot := s.reserve(req, 1)
-	s.last = b
-	return slot, nil
+	return p.schedule(origin).reserve(req), nil
 }
 
 // CancelSlot gives back the slot at of origin if it is still the last
-// one reserved through ReserveSlot. (The pacer's own waiting line does
-// more: a waiter leaving its middle moves the later ones up.)
+// one reserved.
 func (p *localPace) CancelSlot(_ context.Context, origin OriginKey, at time.Time, _ time.Duration) error {
-	s := p.schedule(origin)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.last; b != nil && b.at.Equal(at) {
-		// The latest time the limiter was given: the callers' clock.
-		s.unbook(b, s.floor)
-		s.last = nil
-	}
+	p.schedule(origin).cancel(at)
 	return nil
 }
 
-// Pause holds every slot of origin, reserved or not, until at least
-// until.
+// Pause holds every later slot of origin until at least until.
 func (p *localPace) Pause(_ context.Context, origin OriginKey, until time.Time) error {
-	p.schedule(origin).pauseUntil(until, p.now())
+	p.schedule(origin).pauseUntil(until)
 	return nil
 }
 
 // NextSlot returns the slot a ReserveSlot of req would reserve, without
 // reserving it.
 func (p *localPace) NextSlot(_ context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	s := p.schedule(origin)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.next(req), nil
+	return p.schedule(origin).next(req), nil
 }
 
-// schedule is one origin's pace in a localPace. Slots are reserved on a
-// rate.Limiter of one request per delay with a burst of one, in arrival
-// order.
+// schedule is one origin's pace in a localPace: its last slot, held by a
+// rate.Limiter of one request per interval with a burst of one, any
+// Retry-After pause, and the members counted on it. Every slot is taken
+// at the moment its request is handed on (the pacer reserves with a
+// Limit of its Now), so the last slot is the last real send and a slot
+// given back is always the last one, which the limiter gives back
+// exactly. It is safe for concurrent use.
 type schedule struct {
 	key OriginKey
 	// ringPrev and ringNext link the schedule into its table's ring
@@ -182,70 +168,35 @@ type schedule struct {
 	// the origin, 0 when none; atomic so that an unpaced request takes no
 	// lock.
 	pausedUntil atomic.Int64
+	// line is the pacer's waiting line for the origin (pacer.go), kept
+	// here so that it lives as long as the schedule.
+	line line
 
 	// mu protects the fields below.
 	mu sync.Mutex
-	// lim holds the slots reserved here; nil until the first. Its limit
-	// is one request per delay.
-	lim   *rate.Limiter
-	delay time.Duration
-	// floor is the latest time given to lim: a Limiter reads a time
-	// before the last one it was given as that one, so every call is
-	// made at floor or later.
-	floor time.Time
-	// waiting are the requests of this process not yet sent, in arrival
-	// order: on slots of lim and, in a fleet, on slots of the store. A
-	// Limiter gives a reservation back in full only while it is the
-	// latest, so giving one back from the middle of the line cancels
-	// the later ones, newest first, and reserves them again, each
-	// moving up by one slot; a pause reserves them all again after it.
-	waiting []*booking
+	// last is the latest slot taken, or raised to by a SlotRequest's
+	// Held; zero before the first. prev is the one before it, which a
+	// slot given back restores.
+	last, prev time.Time
+	// lim holds last at interval: its next token comes interval after
+	// last. nil before the first slot with an interval.
+	lim      *rate.Limiter
+	interval time.Duration
 	// seen is when each member that reserved here stops counting.
 	seen map[string]time.Time
-	// last is the booking of the latest ReserveSlot, for CancelSlot.
-	last *booking
-
-	// The fleet's view, kept by the pacer: the store's epoch last seen
-	// ("" before the first answer), the latest store slot this process
-	// holds or sent in, the latest slot it sent in, and how many members
-	// the store last counted (0: never said).
-	epoch               string
-	lastStore, lastSent time.Time
-	members             int
-	// probeAt is when a waiter may next ask the store whether it still
-	// holds the slots this process waits on.
-	probeAt time.Time
-}
-
-// booking is one request's slot in a schedule.
-type booking struct {
-	at    time.Time
-	delay time.Duration
-	// rs are the limiter reservations the booking holds: its own slot
-	// first, then, while a fleet's store is unavailable, one for each
-	// other member, so that the fleet as a whole keeps the pace. Empty
-	// for a store's slot and a slot that only a pause holds back.
-	rs []*rate.Reservation
-	n  int
-	// store marks a slot reserved in a Fleet, in epoch.
-	store bool
+	// epoch is the epoch the first reservation offered.
 	epoch string
-	// alone marks a slot a fleet member reserved here while its store
-	// was unavailable: the store is to be told of it once it answers.
-	alone bool
-	// retake is set when the slot is no longer to be trusted (the store
-	// lost it, or it was reserved alone): its waiter reserves anew.
-	retake bool
-	// wake ends the booking's current sleep, when its slot moves.
-	wake context.CancelFunc
 }
 
 // busy reports whether s still holds anything back at now: a waiter, a
-// pause, or the next slot. It takes s.mu.
+// pause, or a slot within its interval.
 func (s *schedule) busy(now time.Time) bool {
+	if s.line.len() > 0 {
+		return true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.waiting) > 0 || s.next(SlotRequest{Now: now, Interval: s.delay}).After(now)
+	return s.nextLocked(SlotRequest{Now: now, Interval: s.interval}).After(now)
 }
 
 // paused returns the time until which a Retry-After pauses the origin; the
@@ -257,20 +208,10 @@ func (s *schedule) paused() time.Time {
 	return time.Time{}
 }
 
-// pauseUntil holds every slot of s until at least until, booking the
-// waiters again after it when that moves the pause.
-func (s *schedule) pauseUntil(until, now time.Time) {
-	if s.extendPause(until) {
-		s.mu.Lock()
-		s.rebook(0, false, now)
-		s.mu.Unlock()
-	}
-}
-
-// extendPause makes the pause last until at least until, reporting
+// pauseUntil makes the pause last until at least until, reporting
 // whether it grew: the latest Retry-After never shortens a pause that an
 // earlier one asked for.
-func (s *schedule) extendPause(until time.Time) bool {
+func (s *schedule) pauseUntil(until time.Time) bool {
 	for {
 		cur := s.pausedUntil.Load()
 		if until.UnixNano() <= cur {
@@ -282,24 +223,136 @@ func (s *schedule) extendPause(until time.Time) bool {
 	}
 }
 
-// sent records that a request of s goes at its slot at. s.mu is held.
-func (s *schedule) sent(at time.Time) {
-	s.lastSent = latest(s.lastSent, at)
+// reserve reserves req's slot: the earliest no sooner than req.Now and
+// req.NotBefore, than the end of any pause, and than an interval after
+// the last slot, raised first to req.Held. Past req.Limit nothing is
+// reserved.
+func (s *schedule) reserve(req SlotRequest) Slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch == "" {
+		s.epoch = req.Epoch
+	}
+	s.raise(req.Held)
+	slot := Slot{At: s.nextLocked(req), Epoch: s.epoch}
+	if !req.Limit.IsZero() && slot.At.After(req.Limit) {
+		slot.Members = s.count(req, req.Now)
+		return slot
+	}
+	slot.Members = s.count(req, slot.At)
+	slot.Reserved = true
+	s.prev = s.last
+	s.take(slot.At, req.Interval)
+	return slot
 }
 
-// outageMembers is how many slots a request of s paced without the
-// store takes: one for itself and one for each other member the store
-// last counted pacing the origin, or when it never said, anyOrigin (the
-// count it last gave for any origin); none of them can be told of it.
-// It takes s.mu.
-func (s *schedule) outageMembers(anyOrigin int) int {
+// next returns the slot req would be given, without reserving it.
+func (s *schedule) next(req SlotRequest) time.Time {
 	s.mu.Lock()
-	n := s.members
-	s.mu.Unlock()
-	if n <= 0 {
-		n = anyOrigin
+	defer s.mu.Unlock()
+	held := s.last
+	if req.Held.After(held) {
+		held = req.Held
 	}
-	return max(n, 1)
+	at := s.nextLocked(req)
+	if req.Interval > 0 && !held.IsZero() {
+		at = latest(at, slotTime(held.Add(req.Interval)))
+	}
+	return at
+}
+
+// nextLocked is next without req.Held. s.mu is held.
+func (s *schedule) nextLocked(req SlotRequest) time.Time {
+	t := latest(req.Now, req.NotBefore, s.paused())
+	if req.Interval <= 0 || s.last.IsZero() {
+		return slotTime(t)
+	}
+	lim := s.limiter(req.Interval)
+	if tokens := lim.TokensAt(latest(t, s.last)); tokens < 1 {
+		t = latest(t, s.last).Add(time.Duration((1 - tokens) * float64(req.Interval)))
+	}
+	return slotTime(t)
+}
+
+// limiter returns the limiter holding the last slot at interval: a
+// changed interval counts from the last slot, never at the old rate.
+// s.mu is held.
+func (s *schedule) limiter(interval time.Duration) *rate.Limiter {
+	if s.lim == nil || s.interval != interval {
+		s.lim, s.interval = rate.NewLimiter(rate.Every(interval), 1), interval
+		s.lim.AllowN(s.last, 1)
+	}
+	return s.lim
+}
+
+// take makes at, of a request spaced by interval, the last slot. s.mu is
+// held.
+func (s *schedule) take(at time.Time, interval time.Duration) {
+	s.last = latest(s.last, at)
+	if interval <= 0 || s.lim != nil && s.interval == interval && s.lim.AllowN(at, 1) {
+		return
+	}
+	s.lim, s.interval = nil, 0
+	s.limiter(interval)
+}
+
+// raise makes held the last slot if it is later. s.mu is held.
+func (s *schedule) raise(held time.Time) {
+	if held.After(s.last) {
+		s.prev, s.last = s.last, held
+		if s.interval > 0 {
+			s.take(held, s.interval)
+		}
+	}
+}
+
+// sent records that a request went at at, the slot it was handed on in:
+// the next slot counts from it.
+func (s *schedule) sent(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.raise(at)
+}
+
+// lastSlot returns the last slot.
+func (s *schedule) lastSlot() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// cancel gives back the slot at if it is still the last one.
+func (s *schedule) cancel(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.last.IsZero() && s.last.Equal(at) {
+		s.last = s.prev
+		if s.interval > 0 {
+			s.lim = nil
+			s.limiter(s.interval)
+		}
+	}
+}
+
+// count counts req.Member as pacing the origin until the window of its
+// slot at ends, and returns how many members do. s.mu is held.
+func (s *schedule) count(req SlotRequest, at time.Time) int {
+	if req.Member == "" {
+		return 1
+	}
+	if s.seen == nil {
+		s.seen = make(map[string]time.Time, 1)
+	}
+	until := at.Add(MemberWindowFor(req.Interval))
+	if until.After(s.seen[req.Member]) {
+		s.seen[req.Member] = until
+	}
+	for m, end := range s.seen {
+		if end.Before(req.Now) {
+			delete(s.seen, m)
+		}
+	}
+	return len(s.seen)
 }
 
 // latest returns the latest of times.
@@ -314,151 +367,6 @@ func latest(times ...time.Time) time.Time {
 }
 
 // slotTime rounds a slot to the microsecond: a Limiter's arithmetic is in
-// floating point, a few nanoseconds off a whole delay, and a store keeps
-// microseconds.
+// floating point, a few nanoseconds off a whole interval, and a store
+// keeps microseconds.
 func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }
-
-// start returns the earliest time for req before the limiter's own
-// reservations: after any pause, after the latest time the limiter was
-// given, and an interval after the member's last slot sent. s.mu is
-// held.
-func (s *schedule) start(req SlotRequest) time.Time {
-	t := latest(req.Now, req.NotBefore, s.floor, s.paused())
-	if !req.Held.IsZero() {
-		t = latest(t, req.Held.Add(req.Interval))
-	}
-	return t
-}
-
-// next returns the slot req would be given, without reserving it. s.mu
-// is held.
-func (s *schedule) next(req SlotRequest) time.Time {
-	t := s.start(req)
-	if s.lim != nil && req.Interval > 0 {
-		if tokens := s.lim.TokensAt(t); tokens < 1 {
-			t = t.Add(time.Duration((1 - tokens) * float64(s.delay)))
-		}
-	}
-	return slotTime(t)
-}
-
-// reserve reserves req's slot, taking n slots of the limiter, and counts
-// req.Member. The booking is nil when the slot is now and nothing is
-// to be given back, or when none was reserved (past req.Limit); the
-// caller adds any other to the waiting line. s.mu is held.
-func (s *schedule) reserve(req SlotRequest, n int) (*booking, Slot) {
-	members := s.count(req)
-	t := s.start(req)
-	if req.Interval > 0 && n == 1 && len(s.waiting) == 0 && !t.After(req.Now) && s.lim != nil && s.delay == req.Interval && s.lim.AllowN(t, 1) {
-		s.floor = t
-		return nil, Slot{At: slotTime(t), Reserved: true, Members: members}
-	}
-	b := &booking{delay: req.Interval, n: n}
-	s.book(b, t)
-	if !req.Limit.IsZero() && b.at.After(req.Limit) {
-		// The newest booking: its slots come back whole.
-		s.unbook(b, t)
-		return nil, Slot{At: b.at, Members: members}
-	}
-	slot := Slot{At: b.at, Reserved: true, Members: members}
-	if !b.at.After(req.Now) {
-		return nil, slot
-	}
-	return b, slot
-}
-
-// count counts req.Member as pacing the origin until its slot's window
-// ends, and returns how many members do. s.mu is held.
-func (s *schedule) count(req SlotRequest) int {
-	if req.Member == "" {
-		return 1
-	}
-	if s.seen == nil {
-		s.seen = make(map[string]time.Time, 1)
-	}
-	until := latest(req.Now, s.floor).Add(MemberWindowFor(req.Interval))
-	if until.After(s.seen[req.Member]) {
-		s.seen[req.Member] = until
-	}
-	for m, end := range s.seen {
-		if end.Before(req.Now) {
-			delete(s.seen, m)
-		}
-	}
-	return len(s.seen)
-}
-
-// book gives b its slot from t, taking b.n slots of the limiter. s.mu is
-// held.
-func (s *schedule) book(b *booking, t time.Time) {
-	if b.delay <= 0 {
-		b.at = slotTime(t)
-		return
-	}
-	if s.lim == nil {
-		s.lim, s.delay = rate.NewLimiter(rate.Every(b.delay), 1), b.delay
-	} else if s.delay != b.delay {
-		s.lim.SetLimitAt(t, rate.Every(b.delay))
-		s.delay = b.delay
-	}
-	b.rs = b.rs[:0]
-	for range max(b.n, 1) {
-		b.rs = append(b.rs, s.lim.ReserveN(t, 1))
-	}
-	s.floor = t
-	b.at = slotTime(t.Add(b.rs[0].DelayFrom(t)))
-}
-
-// unbook gives back the limiter slots of b, newest first. s.mu is held.
-func (s *schedule) unbook(b *booking, t time.Time) {
-	for _, r := range slices.Backward(b.rs) {
-		r.CancelAt(t)
-	}
-}
-
-// rebook gives back the slots of the bookings waiting from i on, drops
-// the one at i when drop is set, and books the others again in their
-// order, waking each. A store's slot is woken, not booked: it is the
-// store's. s.mu is held.
-func (s *schedule) rebook(i int, drop bool, now time.Time) {
-	t := latest(now, s.floor)
-	for _, b := range slices.Backward(s.waiting[i:]) {
-		s.unbook(b, t)
-	}
-	if drop {
-		s.waiting = slices.Delete(s.waiting, i, i+1)
-	}
-	for _, b := range s.waiting[i:] {
-		if !b.store {
-			s.book(b, s.start(SlotRequest{Now: now, Interval: b.delay}))
-		}
-		if b.wake != nil {
-			b.wake()
-		}
-	}
-}
-
-// leave takes b out of the waiting line, once it is sent or gives its
-// slot back. s.mu is held.
-func (s *schedule) leave(b *booking, gaveUp bool, now time.Time) {
-	i := slices.Index(s.waiting, b)
-	switch {
-	case i < 0:
-	case gaveUp && !b.store:
-		s.rebook(i, true, now)
-	default:
-		s.waiting = slices.Delete(s.waiting, i, i+1)
-	}
-}
-
-// aloneAfter is the earliest slot a request paced without the store may
-// take, with n members pacing the origin at delay: n delays after the
-// last slot this process holds in the store, since the other members may
-// have taken the slots in between; the zero time when it holds none.
-// s.mu is held.
-func (s *schedule) aloneAfter(n int, delay time.Duration) time.Time {
-	if s.lastStore.IsZero() {
-		return time.Time{}
-	}
-	return s.lastStore.Add(time.Duration(n) * delay)
-}

@@ -123,10 +123,7 @@ func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
 
 // waiting returns how many requests wait in the schedule of key.
 func waiting(tr *Transport, key string) int {
-	s := tr.pacer.schedule(OriginKey(key))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.waiting)
+	return tr.pacer.local.schedule(OriginKey(key)).line.len()
 }
 
 // TestCancelGivesSlotsBack checks that waiters whose contexts end, in
@@ -434,14 +431,14 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 		gaps    []time.Duration // between sends, on the clock
 	}{
 		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay, delay, delay}},
-		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, delay, delay}},
+		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, 1400 * time.Millisecond, 1400 * time.Millisecond}},
 		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3 * delay, 3 * delay, 3 * delay}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			base := &sendLog{clock: c}
 			store := &fleetStub{fleetStore: newFleetStore(), clock: c, lag: tc.lag, members: tc.members}
-			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Cache: store, Now: c.Now, Sleep: c.Sleep})
+			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store, Now: c.Now, Sleep: c.Sleep})
 			if _, err := getWithin(t, tr, "http://fleet.example/shared"); err != nil {
 				t.Fatal(err)
 			}
@@ -531,24 +528,24 @@ func (u *unusableStore) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequ
 }
 
 // TestUnusableStoreSlotsFail checks that a request whose store keeps
-// answering slots inside a pause the process knows of fails after a
-// bounded number of reservations, with an error, rather than reserving,
-// giving back and reserving again for ever.
+// answering slots it was not asked for (reserved later than the Limit
+// of now) fails after a bounded number of answers, with an error,
+// rather than reserving, giving back and reserving again for ever, and
+// never goes in such a slot.
 func TestUnusableStoreSlotsFail(t *testing.T) {
-	_, base := pausingSite(t)
+	s := newSite(t, serve(404, ""))
 	c := newClock()
 	store := &unusableStore{fleetStore: newFleetStore()}
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep})
-	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
-		t.Fatal(err)
-	}
-	before := store.calls.Load()
-	_, err := getWithin(t, tr, "http://paused.example/page")
+	tr := NewTransport(s.Client().Transport, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep})
+	_, err := getWithin(t, tr, s.URL+"/page")
 	if err == nil || !strings.Contains(err.Error(), "no usable politeness slot") {
-		t.Fatalf("RoundTrip during the pause = %v, want the error that the store's slots are unusable", err)
+		t.Fatalf("RoundTrip = %v, want the error that the store's slots are unusable", err)
 	}
-	if n := store.calls.Load() - before; n > maxTries {
+	if n := store.calls.Load(); n > maxTries {
 		t.Errorf("%d reservations for one request, want at most %d", n, maxTries)
+	}
+	if n := s.pageHits.Load(); n != 0 {
+		t.Errorf("%d pages served in slots the store was not asked for", n)
 	}
 }
 
@@ -681,7 +678,7 @@ func TestNextFreeFleet(t *testing.T) {
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 3\n")), Request: r}, nil
 	})
-	opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep}
+	opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep}
 	a, b := NewTransport(base, opts), NewTransport(base, opts)
 	if _, err := getWithin(t, a, "http://site.example/a"); err != nil {
 		t.Fatal(err)

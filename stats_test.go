@@ -105,7 +105,7 @@ func TestStatsWaiting(t *testing.T) {
 func TestStatsStoreErrors(t *testing.T) {
 	c := newClock()
 	store := &fleetStub{fleetStore: newFleetStore(), clock: c, members: 1}
-	tr := NewTransport(&sendLog{clock: c}, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Cache: store, Now: c.Now, Sleep: c.Sleep})
+	tr := NewTransport(&sendLog{clock: c}, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep})
 	if _, err := getWithin(t, tr, "http://fleet.example/up"); err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func TestFleetLease(t *testing.T) {
 				store.Unlease(context.Background(), origin, "another process")
 			}
 		}
-		tr := newTestTransport(t, c, Options{Cache: store})
+		tr := newTestTransport(t, c, Options{Fleet: store})
 		if err := tr.Check(context.Background(), s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
 			t.Errorf("/private: %v, want refused by the holder's record", err)
 		}
@@ -193,7 +193,7 @@ func TestFleetLease(t *testing.T) {
 	t.Run("takes the lease and gives it back", func(t *testing.T) {
 		s := newSite(t, serve(200, privateRobots))
 		store := newFleetStore()
-		tr := newTestTransport(t, newClock(), Options{Cache: store})
+		tr := newTestTransport(t, newClock(), Options{Fleet: store})
 		tr.Check(context.Background(), s.URL+"/x")
 		if s.robotsHits.Load() != 1 || len(store.leases) != 0 {
 			t.Errorf("%d fetches, leases left %v", s.robotsHits.Load(), store.leases)
@@ -209,7 +209,7 @@ func TestFleetLease(t *testing.T) {
 			rec := freshRecord(c.Now())
 			store.Set(recordKeyOf(origin), rec.encode())
 		}
-		tr := newTestTransport(t, c, Options{Cache: store})
+		tr := newTestTransport(t, c, Options{Fleet: store})
 		if err := tr.Check(context.Background(), s.URL+"/public"); err != nil {
 			t.Errorf("/public: %v, want allowed by the saved record", err)
 		}
@@ -221,7 +221,7 @@ func TestFleetLease(t *testing.T) {
 		s := newSite(t, serve(503, ""))
 		store := newFleetStore()
 		store.leaseErr = errors.New("redis down")
-		tr := newTestTransport(t, newClock(), Options{Cache: store})
+		tr := newTestTransport(t, newClock(), Options{Fleet: store})
 		var de *DisallowedError
 		if err := tr.Check(context.Background(), s.URL+"/x"); !errors.As(err, &de) || !de.Unreachable {
 			t.Errorf("Check: %v, want refused as unreachable", err)
@@ -251,7 +251,7 @@ func TestFleetSwapMerges(t *testing.T) {
 		store.Set(k, good.encode())
 		return false
 	}
-	tr := newTestTransport(t, c, Options{Cache: store})
+	tr := newTestTransport(t, c, Options{Fleet: store})
 	tr.Check(context.Background(), s.URL+"/x")
 	raw, _ := store.Get(key)
 	rec, err := decodeRecord(raw)

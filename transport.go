@@ -66,8 +66,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
 	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
-	t.pacer.init(&c, fleet, now, sleep, &t.stats.waited)
-	t.pacer.waiting = &t.stats.waiting
+	t.pacer.init(&c, fleet, now, sleep, &t.stats.waited, &t.stats.waiting)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -135,37 +134,36 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 		return nil, err
 	}
 	o := t.origins.originFor(tg.id)
-	// The wait for the politeness slot may outlast the robots state
-	// decided on: the request is then decided once more, on a fresh state,
-	// and sent without waiting again, so that nothing goes out on a stale
-	// robots.txt.
 	now := t.cfg.now()
-	for waited := false; ; {
-		var st *state
-		if tg.robotsTxt {
-			st = o.current()
-		} else if st, now, err = t.origins.state(ctx, o, now); err != nil {
-			return nil, err
-		}
-		agent, err := t.decider.decide(st, &tg, now)
-		if err != nil {
-			return nil, err
-		}
-		if waited {
-			return o, nil
-		}
-		if waited, err = t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now); err != nil {
-			return nil, err
-		}
-		// Only a wait moves the clock far enough to matter; reading it
-		// again costs a tenth of the fast path's time on some machines.
-		if !waited || tg.robotsTxt {
-			return o, nil
-		}
-		if now = t.cfg.now(); !st.rec.due(now) {
-			return o, nil
-		}
+	var st *state
+	if tg.robotsTxt {
+		st = o.current()
+	} else if st, now, err = t.origins.state(ctx, o, now); err != nil {
+		return nil, err
 	}
+	agent, err := t.decider.decide(st, &tg, now)
+	if err != nil {
+		return nil, err
+	}
+	// The wait for the politeness slot may outlast the robots state
+	// decided on: the request is then decided once more, on a fresh
+	// state, before it takes its slot, so that nothing goes out on a
+	// stale robots.txt and nothing comes between the slot and the send.
+	recheck := func(now time.Time) (time.Duration, error) {
+		if !tg.robotsTxt && st.rec.due(now) {
+			if st, now, err = t.origins.state(ctx, o, now); err != nil {
+				return 0, err
+			}
+			if agent, err = t.decider.decide(st, &tg, now); err != nil {
+				return 0, err
+			}
+		}
+		return t.pacer.delayFor(agent), nil
+	}
+	if _, err := t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now, recheck); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // Check decides rawURL as RoundTrip would, without waiting for its
@@ -193,6 +191,49 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	}
 	_, err = t.decider.decide(st, &tg, now)
 	return err
+}
+
+// NextFree returns the earliest time a request for rawURL could be sent,
+// as of now: the later of its origin's next free politeness slot (the
+// fleet's, from Options.Fleet, so that the slots other members took
+// count; while the store is down, the process's own at the delay times
+// the members it last saw), a delay for each request of the process
+// already waiting for it, the end of a Retry-After pause and, while the
+// origin's robots.txt is unreachable, the time it is fetched again
+// (DisallowedError.RetryAt). It reserves nothing, counts no fleet member
+// and never waits for a slot, so that a crawl frontier can hand a worker
+// only URLs whose origin is free, and hold the others. A request sent at
+// the time it returns still takes its slot then: another goroutine or
+// member may take that one first, and the request then waits for the
+// next.
+//
+// NextFree decides nothing (Check does) and fetches nothing: for an
+// origin whose robots.txt is not held, the delay is Options.MinDelay,
+// since the request will fetch it first. A URL that robots.txt does not
+// govern gets an error matching ErrNotHTTP, and an unknown purpose in
+// Options.Purposes one matching ErrUnknownPurpose.
+func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
+	t.init()
+	if t.cfg.purposesErr != nil {
+		return time.Time{}, t.cfg.purposesErr
+	}
+	tg, err := urlTarget(rawURL)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := t.cfg.now()
+	o := t.origins.originFor(tg.id)
+	delay := t.pacer.minDelay
+	var retry time.Time
+	if st := o.current(); st != nil {
+		var own [1]string
+		agent, refused := st.agent(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
+		if refused && !tg.robotsTxt && st.rec.RetryAt.After(now) {
+			retry = st.rec.RetryAt
+		}
+		delay = t.pacer.delayFor(agent)
+	}
+	return latest(retry, t.pacer.nextFree(ctx, o, delay, now)), nil
 }
 
 // Origin returns the origin of u as the transport keys it, in every
