@@ -4,8 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	)
+)
 
 // Fleet is what a store shared by the processes of a crawler fleet
 // provides: records written by compare-and-swap, so that concurrent

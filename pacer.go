@@ -131,6 +131,11 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 	w := s.line.join()
 	defer s.line.leave(w)
 	start := now
+	defer func() {
+		if waited {
+			p.waited.Add(int64(max(p.now().Sub(start), 0)))
+		}
+	}()
 	for tries := 0; ; {
 		ahead := s.line.ahead(w)
 		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
@@ -157,9 +162,6 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		}
 		ok, next, err := p.take(ctx, s, delay, now)
 		if err != nil || ok {
-			if waited {
-				p.waited.Add(int64(max(p.now().Sub(start), 0)))
-			}
 			return waited, err
 		}
 		if now = p.now(); next.After(now) {

@@ -26,9 +26,9 @@ import (
 // concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
-	fleet   Fleet // nil when the Cache is not shared by a fleet
-	variant string     // this transport's user-agent variant
-	token   string     // this transport's lease token
+	fleet   Fleet  // nil when the Cache is not shared by a fleet
+	variant string // this transport's user-agent variant
+	token   string // this transport's lease token
 	logger  *slog.Logger
 
 	// How long another process's fetch is waited for (Options.FetchTimeout)
