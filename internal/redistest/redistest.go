@@ -156,7 +156,10 @@ func StartReplica(t testing.TB, primary string) *Server {
 	if err != nil {
 		t.Fatalf("redistest: primary %q: %v", primary, err)
 	}
-	s, err := launch("--replicaof", host, port)
+	// A replica stores the copy its primary sends in an RDB file before
+	// loading it, "--save" notwithstanding: in a directory of t's, not
+	// the package's.
+	s, err := launch("--replicaof", host, port, "--dir", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,6 +349,10 @@ func (s *Server) start() error {
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
+		// A primary sends its replicas their copy over the socket, never
+		// through an RDB file in the working directory (the default from
+		// Redis 7 on, not before).
+		"--repl-diskless-sync", "yes",
 		"--loglevel", "warning",
 	}, s.args...)...)
 	var out strings.Builder
