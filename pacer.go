@@ -121,31 +121,33 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 // slot, with a *SlotError; one whose context ends returns its error,
 // and the ones behind it move up. waited is false when the request may
 // go at once, so that the caller's now still holds.
-func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (waited bool, err error) {
+func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (tk ticket, err error) {
 	s := p.scheduleOf(o)
 	if delay <= 0 && !p.paused(ctx, s, now).After(now) {
 		// Nothing to space requests by: no slot to take, no lock.
-		return false, nil
+		return ticket{}, nil
 	}
 	lim, left := limit(ctx, now)
 	w := s.line.join()
-	defer s.line.leave(w)
-	start := now
+	start, waited := now, false
 	defer func() {
 		if waited {
 			p.waited.Add(int64(max(p.now().Sub(start), 0)))
+		}
+		if err != nil {
+			s.line.leave(w)
 		}
 	}()
 	for tries := 0; ; {
 		ahead := s.line.ahead(w)
 		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
-			return waited, tooLate(s.key, at, at.Sub(now), left)
+			return ticket{}, tooLate(s.key, at, at.Sub(now), left)
 		}
 		if ahead > 0 || at.After(now) {
 			waited = true
 			if err := p.sleepIn(ctx, w, ahead == 0, at.Sub(now)); err != nil {
-				return waited, err
+				return ticket{}, err
 			}
 			now = p.now()
 			continue
@@ -153,16 +155,17 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		if waited && recheck != nil {
 			d, err := recheck(now)
 			if err != nil {
-				return waited, err
+				return ticket{}, err
 			}
 			if now = p.now(); d != delay {
 				delay = d
 				continue
 			}
 		}
-		ok, next, err := p.take(ctx, s, delay, now)
-		if err != nil || ok {
-			return waited, err
+		tk, next, err := p.take(ctx, s, delay, now)
+		if err != nil || tk.s != nil {
+			tk.w = w
+			return tk, err
 		}
 		if now = p.now(); next.After(now) {
 			tries = 0
@@ -170,9 +173,19 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 			continue
 		}
 		if tries++; tries >= maxTries {
-			return waited, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", s.key, maxTries)
+			return ticket{}, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", s.key, maxTries)
 		}
 	}
+}
+
+// ticket is a request's taken slot, from wait to the moment it is
+// handed on (handOn); the zero ticket is an unpaced request's.
+type ticket struct {
+	s     *schedule
+	w     *waiter
+	at    time.Time
+	delay time.Duration
+	store bool // at is a store slot
 }
 
 // estimate returns when o's next slot is due as the process knows it,
@@ -192,12 +205,11 @@ func (p *pacer) estimate(s *schedule, delay time.Duration, now time.Time) time.T
 
 // take takes the head's slot at now through the Pace, if it is free:
 // the Fleet's, or while it does not answer (and with none) the
-// process's own. ok reports that the request may be handed on at once;
-// otherwise next is when the Pace says the slot is free.
-func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (ok bool, next time.Time, err error) {
+// process's own. The ticket is the slot taken, to be handed on at once;
+// none is taken when the Pace names next as the time the slot is free.
+func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
 	req := SlotRequest{Member: p.member, Now: now, NotBefore: s.paused(), Interval: delay, Limit: now}
-	n := 1
 	if p.fleet != nil {
 		// The store knows every member's slots but may have lost them:
 		// Held is the one it must not lose, this process's last.
@@ -208,23 +220,19 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 			p.sawMembers(slot.Members)
 			s.line.confirm(slot, s.key, p.logger)
 			if !slot.Reserved {
-				return false, slot.At, nil
+				return ticket{}, slot.At, nil
 			}
-			if slot.At.After(req.Limit) {
-				// Reserved later than asked: not a slot to send in now.
+			if slot.At.After(req.Limit) || ctx.Err() != nil {
+				// Reserved later than asked, or no longer wanted: not a
+				// slot to send in now.
 				p.cancel(ctx, s.key, slot.At, delay)
-				return false, time.Time{}, nil
+				return ticket{}, time.Time{}, ctx.Err()
 			}
-			if ctx.Err() != nil {
-				// Not sent: the slot goes back, if still the last.
-				p.cancel(ctx, s.key, slot.At, delay)
-				return false, time.Time{}, ctx.Err()
-			}
-			p.handOn(ctx, s, slot.At, delay)
-			return true, slot.At, nil
+			s.line.tookStore(slot.At)
+			return ticket{s: s, at: slot.At, delay: delay, store: true}, slot.At, nil
 		}
 		if callerGaveUp(ctx) {
-			return false, time.Time{}, ctx.Err()
+			return ticket{}, time.Time{}, ctx.Err()
 		}
 		p.down.Store(true)
 		// Every paced request of an outage comes here; the store logs
@@ -232,29 +240,37 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 		p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", s.key, "error", err)
 		// The store call took time: the slot counts from now.
 		now = slotTime(p.now())
-		n = s.line.outageMembers(int(p.members.Load()))
+		n := s.line.outageMembers(int(p.members.Load()))
 		req = SlotRequest{Member: p.member, Now: now, Limit: now, Interval: time.Duration(n) * delay,
 			NotBefore: latest(s.paused(), s.line.aloneAfter(n, delay))}
 	}
 	slot := s.reserve(req)
-	return slot.Reserved, slot.At, nil
+	if !slot.Reserved {
+		return ticket{}, slot.At, nil
+	}
+	return ticket{s: s, at: slot.At, delay: delay}, slot.At, nil
 }
 
-// handOn records that a request goes now in its store slot at: the
-// process's own last slot, and, when it goes later than lateSend after
-// the slot, the store's, told off the request's path, so that the
-// delay counts from the real send for every member.
-func (p *pacer) handOn(ctx context.Context, s *schedule, at time.Time, delay time.Duration) {
-	sent := slotTime(p.now())
-	s.line.tookStore(at)
-	s.sent(latest(at, sent))
-	if sent.Sub(at) <= lateSend {
+// handOn lets tk's request go now, read as the last thing before it is
+// handed to the base: the origin's last slot is raised to it, so the
+// next counts from the real send, and then the line moves up. A store
+// slot sent later than lateSend after it has the store's last slot
+// raised to the send too, off the request's path, so that no member
+// goes sooner than the delay after it.
+func (p *pacer) handOn(ctx context.Context, tk ticket) {
+	if tk.s == nil {
 		return
 	}
-	req := SlotRequest{Member: p.member, Now: sent, Interval: delay, Limit: sent.Add(-time.Microsecond), Held: sent, Epoch: p.epochToken()}
+	sent := slotTime(p.now())
+	tk.s.sent(sent)
+	tk.s.line.leave(tk.w)
+	if !tk.store || sent.Sub(tk.at) <= lateSend {
+		return
+	}
+	req := SlotRequest{Member: p.member, Now: sent, Interval: tk.delay, Limit: sent.Add(-time.Microsecond), Held: sent, Epoch: p.epochToken()}
 	go func() {
-		if _, err := p.fleet.ReserveSlot(context.WithoutCancel(ctx), s.key, req); err != nil {
-			p.logger.Debug("robots: store cannot be told a late send", "origin", s.key, "error", err)
+		if _, err := p.fleet.ReserveSlot(context.WithoutCancel(ctx), tk.s.key, req); err != nil {
+			p.logger.Debug("robots: store cannot be told a late send", "origin", tk.s.key, "error", err)
 		}
 	}()
 }

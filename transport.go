@@ -87,7 +87,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The request as it goes out, prepared before it waits so that the
 	// wait is the last thing before sending.
 	out := outbound(ctx, req, t.cfg.userAgent)
-	o, err := t.admit(ctx, req)
+	o, tk, err := t.admit(ctx, req)
 	if err != nil {
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
@@ -103,6 +103,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		t.stats.sent.Add(1)
 	}
+	// The slot counts from here: nothing comes between it and the send.
+	t.pacer.handOn(ctx, tk)
 	resp, err := send(t.base, out)
 	if err != nil {
 		return nil, err
@@ -119,19 +121,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // request whose scheme robots.txt does not govern, which goes to the base
 // untouched; or the error to return unsent, the caller then closing
 // req's body.
-func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, error) {
+func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, ticket, error) {
 	if req.URL == nil {
-		return nil, errors.New("robots: request has no URL")
+		return nil, ticket{}, errors.New("robots: request has no URL")
 	}
 	if t.cfg.purposesErr != nil {
-		return nil, t.cfg.purposesErr
+		return nil, ticket{}, t.cfg.purposesErr
 	}
 	if !isHTTP(req.URL.Scheme) {
-		return nil, nil
+		return nil, ticket{}, nil
 	}
 	tg, err := targetOf(req)
 	if err != nil {
-		return nil, err
+		return nil, ticket{}, err
 	}
 	o := t.origins.originFor(tg.id)
 	now := t.cfg.now()
@@ -139,11 +141,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 	if tg.robotsTxt {
 		st = o.current()
 	} else if st, now, err = t.origins.state(ctx, o, now); err != nil {
-		return nil, err
+		return nil, ticket{}, err
 	}
 	agent, err := t.decider.decide(st, &tg, now)
 	if err != nil {
-		return nil, err
+		return nil, ticket{}, err
 	}
 	// The wait for the politeness slot may outlast the robots state
 	// decided on: the request is then decided once more, on a fresh
@@ -160,10 +162,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, erro
 		}
 		return t.pacer.delayFor(agent), nil
 	}
-	if _, err := t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now, recheck); err != nil {
-		return nil, err
+	tk, err := t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now, recheck)
+	if err != nil {
+		return nil, ticket{}, err
 	}
-	return o, nil
+	return o, tk, nil
 }
 
 // Check decides rawURL as RoundTrip would, without waiting for its
