@@ -21,8 +21,7 @@ var ErrUnavailable = errors.New("redisstore: Redis unavailable")
 
 // Stats counts what a Store did since it was made.
 type Stats struct {
-	// Calls is how many calls the Store was given (Get, Set, Delete and
-	// the fleet capabilities).
+	// Calls is how many calls of robots.Fleet's the Store was given.
 	Calls int64
 	// Errors is how many calls Redis failed or did not answer within
 	// Options.Timeout.

@@ -100,7 +100,7 @@ func TestFleetSlowOriginOutage(t *testing.T) {
 		fleet[i] = robots.NewTransport(site.base(i), robots.Options{
 			UserAgent:     "ExampleBot",
 			MaxCrawlDelay: time.Minute,
-			Cache:         switchStore{Store: store, down: &down},
+			Fleet:         switchStore{Store: store, down: &down},
 			Now:           site.clock.Now,
 			Sleep:         site.clock.Sleep,
 		})
