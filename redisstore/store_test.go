@@ -469,31 +469,17 @@ func TestUnavailable(t *testing.T) {
 // bounded by its context (the client has ContextTimeoutEnabled, as New
 // asks); and New warns about a client without it.
 func TestTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			// Read the command, never answer, hang up when the test ends.
-			go func() { _, _ = c.Read(make([]byte, 1<<16)); <-t.Context().Done(); c.Close() }()
-		}
-	}()
+	addr := silentRedis(t)
 	// Without ContextTimeoutEnabled the client would wait its own 3 s
 	// ReadTimeout, and New says so.
 	logs := &logBuffer{}
-	loose := redis.NewClient(&redis.Options{Addr: l.Addr().String()})
+	loose := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { loose.Close() })
 	redisstore.New(loose, redisstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "ContextTimeoutEnabled") {
 		t.Errorf("New on a client without ContextTimeoutEnabled logged %q; want a warning naming it", got)
 	}
-	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
 	const timeout = 50 * time.Millisecond
 	s := redisstore.New(client, redisstore.Options{Timeout: timeout, Cooldown: -1})
