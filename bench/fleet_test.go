@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gregjones/httpcache"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/robots"
@@ -20,21 +19,21 @@ import (
 // costs a request against the in-memory store, on a redis-server on
 // loopback that they start themselves (README.md, "Fleet store").
 
-// fleetMember returns a transport over stubBase whose Cache is a new
-// redisstore.Store on addr (empty addr: the default in-memory store), on
+// fleetMember returns a transport over stubBase whose Fleet is a new
+// redisstore.Store on addr (empty addr: none, the in-memory store), on
 // clock, paced by minDelay (negative: unpaced).
 func fleetMember(b *testing.B, addr string, clock *fakeclock.Clock, minDelay time.Duration) *robots.Transport {
 	b.Helper()
-	var cache httpcache.Cache
+	var fleet robots.Fleet
 	if addr != "" {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		b.Cleanup(func() { rdb.Close() })
-		cache = redisstore.New(rdb, redisstore.Options{})
+		fleet = redisstore.New(rdb, redisstore.Options{})
 	}
 	return robots.NewTransport(stubBase{}, robots.Options{
 		UserAgent: benchAgent,
 		MinDelay:  minDelay,
-		Cache:     cache,
+		Fleet:     fleet,
 		Now:       clock.Now,
 		Sleep:     clock.Sleep,
 	})

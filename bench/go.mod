@@ -4,13 +4,13 @@ go 1.26.0
 
 require (
 	github.com/crawlkit/robots v0.0.0
-	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/temoto/robotstxt v1.1.2
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79 // indirect
 	github.com/maypok86/otter/v2 v2.4.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.62.0 // indirect

@@ -214,7 +214,7 @@ func TestScrapeStore(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	store := redisstore.New(rdb, redisstore.Options{Prefix: "otel:", Timeout: 200 * time.Millisecond})
 	clock := fakeclock.New()
-	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: time.Second, Cache: store, Now: clock.Now, Sleep: clock.Sleep})
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: time.Second, Fleet: store, Now: clock.Now, Sleep: clock.Sleep})
 	provider, scrapeNow := prometheusServer(t)
 	reg, err := otelrobots.Register(tr, provider, otelrobots.WithStore(store))
 	if err != nil {

@@ -40,7 +40,7 @@ func Example() {
 		// These three lines switch a crawler to the fleet's Redis.
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 		store := redisstore.New(rdb, redisstore.Options{Prefix: "crawler:"})
-		opts := robots.Options{UserAgent: "ExampleBot/1.0", Cache: store}
+		opts := robots.Options{UserAgent: "ExampleBot/1.0", Fleet: store}
 
 		client := &http.Client{Transport: robots.NewTransport(http.DefaultTransport, opts)}
 		for _, path := range []string{"/public", "/private"} {

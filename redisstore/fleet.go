@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,34 +38,42 @@ end
 return 0
 `)
 
-	// reserveScript: KEYS[1] slot (a hash: last reserved slot, pause,
-	// epoch), KEYS[2] members (a sorted set: each member until when it
-	// counts); ARGV: now, the earliest slot, interval, limit (0: none),
-	// the member window, all in µs, the margin in ms, the member, the
-	// member's latest slot sent (0: none) in µs, and the epoch to take if
-	// the hash has none. A hash without an epoch is a store that lost the
-	// origin's pace (or never had it): it takes the caller's, and every
-	// member that held another reserves its slots anew. The slot of a
-	// member that sent one is never lost: last is raised to it. It returns
-	// {reserved (1 or 0), slot, members, epoch}. The slot key expires the
-	// margin after the later of the next slot and the pause, the members
-	// key the margin after its last member's window, both counted from
-	// now.
-	reserveScript = redis.NewScript(`
+	// slotScript reserves a slot, or, asked to peek, says which it would
+	// reserve, so that the slot arithmetic is written once. KEYS[1] slot
+	// (a hash: last reserved slot, pause, epoch), KEYS[2] members (a
+	// sorted set: each member until when it counts); ARGV: now, the
+	// earliest slot, interval, limit (0: none), the member window, all in
+	// µs, the margin in ms, the member, the member's latest slot sent (0:
+	// none) in µs, the epoch to take if the hash has none, and "1" to
+	// peek ("0": reserve). A hash without an epoch is a store that lost
+	// the origin's pace (or never had it): it takes the caller's, and
+	// every member that held another reserves its slots anew. The slot of
+	// a member that sent one is never lost: last is raised to it first,
+	// whether a slot is then reserved or not. It returns {reserved (1 or
+	// 0), slot, members, epoch}. The slot key expires the margin after the
+	// later of the next slot and the pause, the members key the margin
+	// after its last member's window, both counted from now.
+	//
+	// A peek writes nothing and counts no member (members is 0), and
+	// with a zero interval it is the later of the earliest slot and the
+	// pause, as robots.Pace's NextSlot says.
+	slotScript = redis.NewScript(`
 local now, at, interval, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local window, margin, held = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
+local peek = ARGV[10] == '1'
 local st = redis.call('HMGET', KEYS[1], 'last', 'pause', 'epoch')
 local last, pause, epoch = tonumber(st[1]), tonumber(st[2]), st[3]
 if not epoch then
   epoch = ARGV[9]
-  redis.call('HSET', KEYS[1], 'epoch', epoch)
+  if not peek then redis.call('HSET', KEYS[1], 'epoch', epoch) end
 end
 if held > 0 and (not last or last < held) then
   last = held
-  redis.call('HSET', KEYS[1], 'last', string.format('%d', last))
+  if not peek then redis.call('HSET', KEYS[1], 'last', string.format('%d', last)) end
 end
-if last and last + interval > at then at = last + interval end
+if last and (interval > 0 or not peek) and last + interval > at then at = last + interval end
 if pause and pause > at then at = pause end
+if peek then return {0, at, 0, epoch} end
 local reserved = 1
 if limit > 0 and at > limit then reserved = 0 end
 local seen = now + window
@@ -148,7 +155,9 @@ func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte)
 // ReserveSlot reserves the earliest send time for origin that is no
 // earlier than req.NotBefore (or req.Now), than req.Held plus
 // req.Interval, than the last slot reserved by any process plus
-// req.Interval, or than a pause, in one round trip. If that time is after req.Limit (a zero Limit: no limit),
+// req.Interval, or than a pause, in one round trip. The origin's last
+// slot is raised to req.Held first. If that time is after req.Limit (a
+// zero Limit: no limit; Limit equal to Now: only a slot free now),
 // nothing is reserved, and the Slot says when it would have been.
 //
 // The same call is the member's heartbeat: the Slot counts the members
@@ -170,6 +179,21 @@ func (s *Store) Swap(ctx context.Context, key robots.RecordKey, old, new []byte)
 // sooner than interval after another's request, and one whose clock lags
 // waits up to s longer.
 func (s *Store) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
+	return s.slot(ctx, "reserve slot", origin, req, false)
+}
+
+// NextSlot returns the slot ReserveSlot would reserve for req, a pause
+// included, in one round trip, without reserving it or counting a member:
+// when origin is next free for the fleet. With a zero req.Interval it is
+// the later of req.Now and the end of the pause any member stored.
+func (s *Store) NextSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (time.Time, error) {
+	slot, err := s.slot(ctx, "next slot", origin, req, true)
+	return slot.At, err
+}
+
+// slot runs slotScript for req, the call op: it reserves, or with peek
+// only says what it would reserve.
+func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, req robots.SlotRequest, peek bool) (robots.Slot, error) {
 	var lim, held int64
 	if !req.Limit.IsZero() {
 		lim = max(req.Limit.UnixMicro(), 1)
@@ -187,10 +211,14 @@ func (s *Store) ReserveSlot(ctx context.Context, origin robots.OriginKey, req ro
 	if epoch == "" {
 		epoch = "-"
 	}
-	reply, err := call(ctx, s, "reserve slot", func(ctx context.Context) ([]any, error) {
-		r, err := reserveScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
+	mode := "0"
+	if peek {
+		mode = "1"
+	}
+	reply, err := call(ctx, s, op, func(ctx context.Context) ([]any, error) {
+		r, err := slotScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
 			req.Now.UnixMicro(), from.UnixMicro(), interval.Microseconds(), lim,
-			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch).Slice()
+			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch, mode).Slice()
 		if err == nil && len(r) != 4 {
 			err = fmt.Errorf("reply %v is not {reserved, slot, members, epoch}", r)
 		}
@@ -204,51 +232,9 @@ func (s *Store) ReserveSlot(ctx context.Context, origin robots.OriginKey, req ro
 	members, ok3 := reply[2].(int64)
 	ep, ok4 := reply[3].(string)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return robots.Slot{}, fmt.Errorf("%w: reserve slot: reply %v is not {reserved, slot, members, epoch}", ErrUnavailable, reply)
+		return robots.Slot{}, fmt.Errorf("%w: %s: reply %v is not {reserved, slot, members, epoch}", ErrUnavailable, op, reply)
 	}
 	return robots.Slot{At: time.UnixMicro(at).In(req.Now.Location()), Reserved: reserved == 1, Members: int(members), Epoch: ep}, nil
-}
-
-// NextSlot returns the slot ReserveSlot would reserve for req, a pause
-// included, in one round trip, without reserving it or counting a member:
-// when origin is next free for the fleet. With a zero req.Interval it is
-// the later of req.Now and the end of the pause any member stored.
-func (s *Store) NextSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (time.Time, error) {
-	vals, err := call(ctx, s, "next slot", func(ctx context.Context) ([]any, error) {
-		return s.client.HMGet(ctx, s.key(origin, "slot"), "last", "pause").Result()
-	})
-	if err != nil {
-		return time.Time{}, err
-	}
-	at := req.Now
-	if req.NotBefore.After(at) {
-		at = req.NotBefore
-	}
-	if !req.Held.IsZero() && req.Held.Add(req.Interval).After(at) {
-		at = req.Held.Add(req.Interval)
-	}
-	last, pause := micros(vals[0]), micros(vals[1])
-	if !last.IsZero() && req.Interval > 0 && last.Add(req.Interval).After(at) {
-		at = last.Add(req.Interval)
-	}
-	if pause.After(at) {
-		at = pause
-	}
-	return at.In(req.Now.Location()), nil
-}
-
-// micros reads a hash field of Unix microseconds; the zero time when it
-// is missing or not a number.
-func micros(v any) time.Time {
-	str, ok := v.(string)
-	if !ok {
-		return time.Time{}
-	}
-	n, err := strconv.ParseInt(str, 10, 64)
-	if err != nil || n <= 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(n)
 }
 
 // MemberWindow is the least time a member counts as pacing an origin

@@ -116,7 +116,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // a Redis outage (which makes a transport fetch on its own).
 const healthyTimeout = 10 * time.Second
 
-// newMember returns a transport with opts whose Cache is a Store on addr.
+// newMember returns a transport with opts whose Fleet is a Store on addr.
 func newMember(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options) *member {
 	return newMemberLogging(t, addr, opts, sopts, nil)
 }
@@ -131,9 +131,9 @@ func newMemberLogging(t testing.TB, addr string, opts robots.Options, sopts redi
 	base := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(func() { rc.Close(); base.CloseIdleConnections() })
 	m := &member{store: redisstore.New(rc, sopts)}
-	opts.Cache = m.store
+	opts.Fleet = m.store
 	if slots != nil {
-		opts.Cache = loggingStore{Store: m.store, log: slots}
+		opts.Fleet = loggingStore{Store: m.store, log: slots}
 	}
 	m.client = &http.Client{Transport: robots.NewTransport(base, opts)}
 	return m
@@ -509,7 +509,7 @@ func newPacedMember(t *testing.T, addr string, delay time.Duration) *pacedMember
 		// A member that fails fast runs its clock days ahead; a renewal
 		// between a slot and its send would move the send off the slot.
 		Freshness: 100 * 365 * 24 * time.Hour,
-		Cache:     countingStore{Store: m.store, granted: &m.granted},
+		Fleet:     countingStore{Store: m.store, granted: &m.granted},
 		Now:       m.clock.Now,
 		Sleep:     m.clock.Sleep,
 	})

@@ -21,11 +21,11 @@ var ErrUnavailable = errors.New("redisstore: Redis unavailable")
 
 // Stats counts what a Store did since it was made.
 type Stats struct {
-	// Calls is how many calls the Store was given (Get, Set, Delete and
-	// the fleet capabilities).
+	// Calls is how many calls of robots.Fleet's the Store was given.
 	Calls int64
 	// Errors is how many calls Redis failed or did not answer within
-	// Options.Timeout.
+	// Options.Timeout; a call whose caller's context ended first (its
+	// cancellation or deadline) is none of them.
 	Errors int64
 	// Fallbacks is how many calls were answered without Redis: the ones
 	// that failed and the ones skipped during a Cooldown. Each is a
@@ -81,8 +81,8 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 	var zero T
 	h := &s.health
 	h.calls.Add(1)
-	if err := ctx.Err(); err != nil {
-		return zero, err
+	if callerGaveUp(ctx) {
+		return zero, callerErr(ctx)
 	}
 	start := time.Now()
 	if at := h.retryAt.Load(); at != 0 && start.UnixNano() < at {
@@ -112,15 +112,37 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 	return zero, h.failure(ctx, op, err)
 }
 
-// failure counts and logs err, the failure of a call op, and returns the
-// error the Store answers; when the caller gave up, which says nothing
-// about Redis, its context's error.
+// failure counts and logs err, the failure of a call op, starting the
+// cooldown, and returns the error the Store answers; when the caller gave
+// up, which says nothing about Redis, it counts and logs nothing and
+// returns its context's error.
 func (h *health) failure(ctx context.Context, op string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if callerGaveUp(ctx) {
+		return callerErr(ctx)
 	}
 	h.failedCall(op, err)
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// callerGaveUp reports whether ctx ended, by cancellation or by its
+// deadline passing. The deadline is read as well as Err: the
+// connection's read deadline, set from it, can fire before the context's
+// own timer has set Err.
+func callerGaveUp(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// callerErr is the error of a call whose caller gave up: its context's,
+// or DeadlineExceeded while its timer has not yet set it.
+func callerErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
 }
 
 // dialFailure is the last error go-redis met dialing, and when.

@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/fleettest"
 	"github.com/crawlkit/robots/internal/fakeclock"
-	"github.com/crawlkit/robots/internal/pacetest"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -100,7 +100,7 @@ func TestFleetSlowOriginOutage(t *testing.T) {
 		fleet[i] = robots.NewTransport(site.base(i), robots.Options{
 			UserAgent:     "ExampleBot",
 			MaxCrawlDelay: time.Minute,
-			Cache:         switchStore{Store: store, down: &down},
+			Fleet:         switchStore{Store: store, down: &down},
 			Now:           site.clock.Now,
 			Sleep:         site.clock.Sleep,
 		})
@@ -136,9 +136,15 @@ func TestFleetSlowOriginOutage(t *testing.T) {
 	}
 }
 
-// TestPaceConformance runs the Pace contract's suite against a Store on
-// a real redis-server.
-func TestPaceConformance(t *testing.T) {
-	_, _, s := newStore(t, redisstore.Options{})
-	pacetest.Run(t, func(*testing.T) robots.Pace { return s })
+// TestFleetConformance runs the Fleet contract's suite against Stores
+// on one real redis-server, each case's under a Prefix of its own.
+func TestFleetConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	n := 0
+	fleettest.Run(t, func(t *testing.T) robots.Fleet {
+		n++
+		rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { rc.Close() })
+		return redisstore.New(rc, redisstore.Options{Prefix: fmt.Sprintf("fleettest%d:", n)})
+	})
 }

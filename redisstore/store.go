@@ -4,13 +4,12 @@
 // pace per origin (slots, Retry-After pauses, and the count of members
 // pacing it).
 //
-// A Store is an httpcache.Cache that implements robots.Fleet, so
-// robots.Options{Cache: store} is the whole integration: the transport finds
-// the fleet's capabilities on it.
+// A Store implements robots.Fleet, so robots.Options{Fleet: store} is the
+// whole integration. Package fleettest checks it against that contract.
 //
 // Redis failing is not robots.txt failing: every call is bounded by
-// Options.Timeout; a call that fails returns ErrUnavailable (Get: a miss),
-// and the transport falls back to its own in-memory state and pacing for
+// Options.Timeout; a call that fails returns ErrUnavailable, and the
+// transport falls back to its own in-memory state and pacing for
 // that request. After a failure the Store does not try Redis again for
 // Options.Cooldown, so an outage costs a request at most one Timeout.
 //
@@ -19,8 +18,7 @@
 // format version; the record bytes carry the transport's own format
 // version. The origin in braces is a Redis Cluster hash tag: every key of
 // one origin lives in one slot, so each script, which touches the keys of
-// one origin only, runs on Cluster. A key given to Get, Set or Delete is a
-// hash tag of its own, of kind "entry".
+// one origin only, runs on Cluster.
 package redisstore
 
 import (
@@ -69,7 +67,7 @@ type Options struct {
 	// (1 s) is used.
 	Timeout time.Duration
 	// Cooldown is how long, after a failed call, the Store answers
-	// ErrUnavailable (Get: a miss) without trying Redis, so that an
+	// ErrUnavailable without trying Redis, so that an
 	// outage does not cost every request a Timeout. If zero,
 	// DefaultCooldown (1 s) is used; if negative, every call tries Redis.
 	Cooldown time.Duration
@@ -82,8 +80,8 @@ type Options struct {
 	LogInterval time.Duration
 }
 
-// Store is a robots.txt store on Redis, shared by every process given a
-// Store over the same Redis and Prefix. It is safe for concurrent use.
+// Store is a robots.Fleet on Redis, shared by every process given a Store
+// over the same Redis and Prefix. It is safe for concurrent use.
 type Store struct {
 	client  redis.UniversalClient
 	prefix  string
@@ -125,39 +123,11 @@ func New(client redis.UniversalClient, opts Options) *Store {
 	return s
 }
 
-// Get returns the value stored under key. A key never set, expired, or
-// unreadable because Redis failed is a miss.
-func (s *Store) Get(key string) ([]byte, bool) {
-	val, found, err := s.get(context.Background(), "get", s.entryKey(key))
-	return val, err == nil && found
-}
-
-// Set stores val under key for Options.TTL. When Redis fails the value is
-// not stored; the failure is counted and logged.
-func (s *Store) Set(key string, val []byte) {
-	_, _ = call(context.Background(), s, "set", func(ctx context.Context) (string, error) {
-		return s.client.Set(ctx, s.entryKey(key), val, s.ttl).Result()
-	})
-}
-
-// Delete removes key. When Redis fails nothing is removed; the failure is
-// counted and logged.
-func (s *Store) Delete(key string) {
-	_, _ = call(context.Background(), s, "delete", func(ctx context.Context) (int64, error) {
-		return s.client.Del(ctx, s.entryKey(key)).Result()
-	})
-}
-
 // Load returns the robots record stored under key, and whether there is
 // one, in one round trip.
 func (s *Store) Load(ctx context.Context, key robots.RecordKey) ([]byte, bool, error) {
-	return s.get(ctx, "load", s.recordKey(key))
-}
-
-// get reads the Redis key k for the call op.
-func (s *Store) get(ctx context.Context, op, k string) ([]byte, bool, error) {
-	val, err := call(ctx, s, op, func(ctx context.Context) ([]byte, error) {
-		v, err := s.client.Get(ctx, k).Bytes()
+	val, err := call(ctx, s, "load", func(ctx context.Context) ([]byte, error) {
+		v, err := s.client.Get(ctx, s.recordKey(key)).Bytes()
 		if err == redis.Nil {
 			return nil, nil
 		}
@@ -169,7 +139,7 @@ func (s *Store) get(ctx context.Context, op, k string) ([]byte, bool, error) {
 	return val, val != nil, err
 }
 
-// The transport's capabilities, checked where the Store is built.
+// A Store is a robots.Fleet, checked where the Store is built.
 var _ robots.Fleet = (*Store)(nil)
 
 // recordKey is the Redis key of a robots record.
@@ -180,9 +150,6 @@ func (s *Store) recordKey(k robots.RecordKey) string {
 	}
 	return key
 }
-
-// entryKey is the Redis key of a key given to Get, Set or Delete.
-func (s *Store) entryKey(key string) string { return s.key(robots.OriginKey(key), "entry") }
 
 // key is the Redis key of kind for origin, which is its hash tag.
 func (s *Store) key(origin robots.OriginKey, kind string) string {

@@ -45,28 +45,6 @@ func newStore(t *testing.T, opts redisstore.Options) (*redistest.Server, *redis.
 
 const origin = "https://site.example:443"
 
-func TestGetSetDelete(t *testing.T) {
-	_, _, s := newStore(t, redisstore.Options{})
-	key := "robots-record " + origin
-	if v, ok := s.Get(key); ok {
-		t.Fatalf("Get of a key never set = %q, true; want a miss", v)
-	}
-	for _, val := range [][]byte{[]byte("record\x00\xff bytes"), {}} {
-		s.Set(key, val)
-		got, ok := s.Get(key)
-		if !ok || !bytes.Equal(got, val) {
-			t.Fatalf("Get after Set(%q) = %q, %v", val, got, ok)
-		}
-	}
-	s.Delete(key)
-	if v, ok := s.Get(key); ok {
-		t.Fatalf("Get after Delete = %q, true; want a miss", v)
-	}
-	if st := s.Stats(); st.Calls != 7 || st.Errors != 0 || st.Fallbacks != 0 {
-		t.Errorf("Stats = %+v; want 7 calls and no error", st)
-	}
-}
-
 // TestKeys checks the key layout: versioned, prefixed, the origin as the
 // Cluster hash tag of each of its keys, and an expiry on every key.
 func TestKeys(t *testing.T) {
@@ -78,7 +56,6 @@ func TestKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Set("some other key", []byte("c"))
 	if _, err := s.Lease(ctx, origin, "tok", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +65,6 @@ func TestKeys(t *testing.T) {
 	want := map[string]time.Duration{
 		"fleet:rs1:{" + origin + "}:record":            time.Hour,
 		"fleet:rs1:{" + origin + "}:record examplebot": time.Hour,
-		"fleet:rs1:{some other key}:entry":             time.Hour,
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
 		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
 		"fleet:rs1:{" + origin + "}:members":           redisstore.MemberWindow + time.Minute,
@@ -143,9 +119,6 @@ func TestSwap(t *testing.T) {
 	}
 	if _, found, err := s.Load(ctx, robots.RecordKey{Origin: origin, Variant: "v"}); err != nil || found {
 		t.Errorf("Load of another variant = %v, %v; want none", found, err)
-	}
-	if _, ok := s.Get("robots-record " + origin); ok {
-		t.Error("Get of a key in the transport's plain form found the record; want the two kept apart")
 	}
 }
 
@@ -418,12 +391,14 @@ func TestUnavailable(t *testing.T) {
 		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	ctx := context.Background()
-	key := "robots-record " + origin
-	s.Set(key, []byte("v"))
+	key := robots.RecordKey{Origin: origin}
+	if _, err := s.Swap(ctx, key, nil, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
 	srv.Stop()
 
-	if v, ok := s.Get(key); ok {
-		t.Errorf("Get with Redis down = %q, true; want a miss", v)
+	if v, found, err := s.Load(ctx, key); found || !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("Load with Redis down = %q, %v, %v; want ErrUnavailable", v, found, err)
 	}
 	after := s.Stats()
 	if after.Errors != 1 || after.Fallbacks != 1 {
@@ -454,9 +429,7 @@ func TestUnavailable(t *testing.T) {
 			t.Errorf("%s with Redis down: err = %v; want ErrUnavailable", c.name, err)
 		}
 	}
-	s.Set(key, []byte("w"))
-	s.Delete(key)
-	if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 1+int64(len(calls))+2 {
+	if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 1+int64(len(calls)) {
 		t.Errorf("Stats during the cooldown = %+v; want no new error, every call a fallback", st)
 	}
 	if n := len(logs.lines()); n != 1 {
@@ -474,15 +447,17 @@ func TestUnavailable(t *testing.T) {
 	defer client.Close()
 	s2 := redisstore.New(client, redisstore.Options{Cooldown: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	srv.Stop()
-	if _, ok := s2.Get(key); ok {
-		t.Fatal("Get with Redis down hit")
+	if _, found, err := s2.Load(ctx, key); found || err == nil {
+		t.Fatalf("Load with Redis down = %v, %v; want an error", found, err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	s2.Set(key, []byte("back"))
-	if v, ok := s2.Get(key); !ok || string(v) != "back" {
-		t.Errorf("Get after Redis returned = %q, %v; want back", v, ok)
+	if ok, err := s2.Swap(ctx, key, nil, []byte("back")); !ok || err != nil {
+		t.Fatalf("Swap after Redis returned (empty) = %v, %v; want stored", ok, err)
+	}
+	if v, found, err := s2.Load(ctx, key); !found || err != nil || string(v) != "back" {
+		t.Errorf("Load after Redis returned = %q, %v, %v; want back", v, found, err)
 	}
 	if last := logs.lines()[len(logs.lines())-1]; !strings.Contains(last, "available again") {
 		t.Errorf("last log line = %q; want the recovery", last)
@@ -494,46 +469,30 @@ func TestUnavailable(t *testing.T) {
 // bounded by its context (the client has ContextTimeoutEnabled, as New
 // asks); and New warns about a client without it.
 func TestTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			// Read the command, never answer, hang up when the test ends.
-			go func() { _, _ = c.Read(make([]byte, 1<<16)); <-t.Context().Done(); c.Close() }()
-		}
-	}()
+	addr := silentRedis(t)
 	// Without ContextTimeoutEnabled the client would wait its own 3 s
 	// ReadTimeout, and New says so.
 	logs := &logBuffer{}
-	loose := redis.NewClient(&redis.Options{Addr: l.Addr().String()})
+	loose := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { loose.Close() })
 	redisstore.New(loose, redisstore.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "ContextTimeoutEnabled") {
 		t.Errorf("New on a client without ContextTimeoutEnabled logged %q; want a warning naming it", got)
 	}
-	client := redis.NewClient(&redis.Options{Addr: l.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
 	const timeout = 50 * time.Millisecond
 	s := redisstore.New(client, redisstore.Options{Timeout: timeout, Cooldown: -1})
-	for _, name := range []string{"get", "lease"} {
+	for _, name := range []string{"load", "lease"} {
 		start := time.Now()
 		var err error
-		if name == "get" {
-			if _, ok := s.Get("k"); ok {
-				t.Error("Get from a silent server hit")
-			}
+		if name == "load" {
+			_, _, err = s.Load(context.Background(), robots.RecordKey{Origin: "k"})
 		} else {
 			_, err = s.Lease(context.Background(), "k", "t", time.Second)
-			if !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("Lease: err = %v; want ErrUnavailable and DeadlineExceeded", err)
-			}
+		}
+		if !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: err = %v; want ErrUnavailable and DeadlineExceeded", name, err)
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("%s took %v; want about %v", name, d, timeout)
@@ -576,7 +535,7 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeclock.New()
-			tr := robots.NewTransport(base, robots.Options{UserAgent: "ExampleBot", MinDelay: tc.minDelay, Now: c.Now, Sleep: c.Sleep, Cache: s})
+			tr := robots.NewTransport(base, robots.Options{UserAgent: "ExampleBot", MinDelay: tc.minDelay, Now: c.Now, Sleep: c.Sleep, Fleet: s})
 			site := "http://" + tc.name + ".example"
 			send := func(path string) {
 				t.Helper()
@@ -619,8 +578,8 @@ func TestUnavailableClusterNamesCause(t *testing.T) {
 	defer rc.Close()
 	logs := &logBuffer{}
 	s := redisstore.New(rc, redisstore.Options{Cooldown: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if _, ok := s.Get("robots-record " + origin); ok {
-		t.Fatal("Get with no cluster answered a hit")
+	if _, found, err := s.Load(context.Background(), robots.RecordKey{Origin: origin}); found || !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Fatalf("Load with no cluster = %v, %v; want ErrUnavailable", found, err)
 	}
 	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "connection refused") {
 		t.Errorf("log with the cluster unreachable = %q; want the cause, connection refused", got)
