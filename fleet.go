@@ -106,6 +106,12 @@ type SlotRequest struct {
 	// Limit is the latest slot the request can use. If zero, there is
 	// none.
 	Limit time.Time
+	// Spread is how long after its slot the request may still be handed
+	// on (the time the member's answer can take to act on): a reserved
+	// slot lasts until At plus Spread, and the next is Interval after
+	// that, so that the delay holds from the latest moment the request
+	// may go. Zero: the slot is the send.
+	Spread time.Duration
 	// Held is the latest slot the member sent a request in, which the
 	// store may have lost: the store's last slot is raised to it, so a
 	// store restarted empty grants no slot closer than Interval after

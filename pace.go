@@ -242,7 +242,7 @@ func (s *schedule) reserve(req SlotRequest) Slot {
 	slot.Members = s.count(req, slot.At)
 	slot.Reserved = true
 	s.prev = s.last
-	s.take(slot.At, req.Interval)
+	s.take(slot.At.Add(max(req.Spread, 0)), req.Interval)
 	return slot
 }
 

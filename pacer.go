@@ -53,6 +53,10 @@ type pacer struct {
 	down atomic.Bool
 	// epochs numbers the epoch tokens this process offers a store.
 	epochs atomic.Uint64
+	// late is how long, in nanoseconds, this process lately took from
+	// asking the store for a slot to having its answer in hand: the
+	// spread its store slots are reserved with.
+	late atomic.Int64
 }
 
 // maxTries bounds how many answers in a row a request takes from a Pace
@@ -60,12 +64,9 @@ type pacer struct {
 // answers in the wrong unit must fail the request, not spin.
 const maxTries = 8
 
-// lateSend is how long after its slot a request may be handed on before
-// the fleet is told the real time: within it, the slot stands for the
-// send; past it (a process woken late, a store's answer read late), the
-// store's last slot is raised to the send, so that no member goes
-// sooner than the delay after it.
-const lateSend = 500 * time.Microsecond
+// minSpread is the least spread of a store slot: the time from asking
+// for it to handing the request on that needs no measuring.
+const minSpread = 500 * time.Microsecond
 
 // init readies p to hold the schedules of c.maxOrigins origins, four
 // times over, and to share the pace in fleet when it is not nil.
@@ -163,6 +164,13 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 			}
 		}
 		tk, next, err := p.take(ctx, s, delay, now)
+		if err == nil && tk.store && p.tooLateFor(ctx, tk) {
+			// The answer came past the slot's spread: the delay would
+			// not hold from the send. Given back, and asked again with
+			// the spread the lateness now measured gives.
+			now = p.now()
+			continue
+		}
 		if err != nil || tk.s != nil {
 			tk.w = w
 			return tk, err
@@ -181,11 +189,33 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 // ticket is a request's taken slot, from wait to the moment it is
 // handed on (handOn); the zero ticket is an unpaced request's.
 type ticket struct {
-	s     *schedule
-	w     *waiter
-	at    time.Time
-	delay time.Duration
-	store bool // at is a store slot
+	s      *schedule
+	w      *waiter
+	at     time.Time
+	delay  time.Duration
+	spread time.Duration // the store slot's
+	store  bool          // at is a store slot
+}
+
+// spread returns the spread to reserve a store slot of delay with: twice
+// the lateness lately measured, at least minSpread, at most half the
+// delay.
+func (p *pacer) spread(delay time.Duration) time.Duration {
+	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread)
+}
+
+// tooLateFor reports whether tk, a store slot just taken, is in hand
+// past its spread, giving it back then. Either way the lateness seen
+// goes into the next spread.
+func (p *pacer) tooLateFor(ctx context.Context, tk ticket) bool {
+	late := max(p.now().Sub(tk.at), 0)
+	old := time.Duration(p.late.Load())
+	p.late.Store(int64(max(late, old-old/8)))
+	if late <= tk.spread {
+		return false
+	}
+	p.cancel(ctx, tk.s.key, tk.at.Add(tk.spread), tk.delay+tk.spread)
+	return true
 }
 
 // estimate returns when o's next slot is due as the process knows it,
@@ -213,7 +243,7 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 	if p.fleet != nil {
 		// The store knows every member's slots but may have lost them:
 		// Held is the one it must not lose, this process's last.
-		req.Held, req.Epoch = s.lastSlot(), p.epochToken()
+		req.Held, req.Epoch, req.Spread = s.lastSlot(), p.epochToken(), p.spread(delay)
 		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 		if err == nil {
 			p.down.Store(false)
@@ -225,11 +255,11 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 			if slot.At.After(req.Limit) || ctx.Err() != nil {
 				// Reserved later than asked, or no longer wanted: not a
 				// slot to send in now.
-				p.cancel(ctx, s.key, slot.At, delay)
+				p.cancel(ctx, s.key, slot.At.Add(req.Spread), delay+req.Spread)
 				return ticket{}, time.Time{}, ctx.Err()
 			}
-			s.line.tookStore(slot.At)
-			return ticket{s: s, at: slot.At, delay: delay, store: true}, slot.At, nil
+			s.line.tookStore(slot.At.Add(req.Spread))
+			return ticket{s: s, at: slot.At, delay: delay, spread: req.Spread, store: true}, slot.At, nil
 		}
 		if callerGaveUp(ctx) {
 			return ticket{}, time.Time{}, ctx.Err()
@@ -253,26 +283,14 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 
 // handOn lets tk's request go now, read as the last thing before it is
 // handed to the base: the origin's last slot is raised to it, so the
-// next counts from the real send, and then the line moves up. A store
-// slot sent later than lateSend after it has the store's last slot
-// raised to the send too, off the request's path, so that no member
-// goes sooner than the delay after it.
-func (p *pacer) handOn(ctx context.Context, tk ticket) {
+// next counts from the real send, and then the line moves up. (A store
+// slot lasts its spread past the slot, which the send came within.)
+func (p *pacer) handOn(tk ticket) {
 	if tk.s == nil {
 		return
 	}
-	sent := slotTime(p.now())
-	tk.s.sent(sent)
+	tk.s.sent(slotTime(p.now()))
 	tk.s.line.leave(tk.w)
-	if !tk.store || sent.Sub(tk.at) <= lateSend {
-		return
-	}
-	req := SlotRequest{Member: p.member, Now: sent, Interval: tk.delay, Limit: sent.Add(-time.Microsecond), Held: sent, Epoch: p.epochToken()}
-	go func() {
-		if _, err := p.fleet.ReserveSlot(context.WithoutCancel(ctx), tk.s.key, req); err != nil {
-			p.logger.Debug("robots: store cannot be told a late send", "origin", tk.s.key, "error", err)
-		}
-	}()
 }
 
 // cancel gives the store's slot at back; it is only wasted if it cannot

@@ -430,9 +430,9 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 		members int
 		gaps    []time.Duration // between sends, on the clock
 	}{
-		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay, delay, delay}},
+		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay + minSpread, delay, delay}},
 		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, 1400 * time.Millisecond, 1400 * time.Millisecond}},
-		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3 * delay, 3 * delay, 3 * delay}},
+		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3*delay + minSpread, 3 * delay, 3 * delay}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()

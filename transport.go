@@ -104,7 +104,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.stats.sent.Add(1)
 	}
 	// The slot counts from here: nothing comes between it and the send.
-	t.pacer.handOn(ctx, tk)
+	t.pacer.handOn(tk)
 	resp, err := send(t.base, out)
 	if err != nil {
 		return nil, err

@@ -44,8 +44,9 @@ return 0
 	// sorted set: each member until when it counts); ARGV: now, the
 	// earliest slot, interval, limit (0: none), the member window, all in
 	// µs, the margin in ms, the member, the member's latest slot sent (0:
-	// none) in µs, the epoch to take if the hash has none, and "1" to
-	// peek ("0": reserve). A hash without an epoch is a store that lost
+	// none) in µs, the epoch to take if the hash has none, "1" to
+	// peek ("0": reserve), and the spread in µs: a reserved slot lasts
+	// until it plus the spread, which is what the next slot follows. A hash without an epoch is a store that lost
 	// the origin's pace (or never had it): it takes the caller's, and
 	// every member that held another reserves its slots anew. The slot of
 	// a member that sent one is never lost: last is raised to it first,
@@ -60,7 +61,7 @@ return 0
 	slotScript = redis.NewScript(`
 local now, at, interval, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local window, margin, held = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
-local peek = ARGV[10] == '1'
+local peek, spread = ARGV[10] == '1', tonumber(ARGV[11])
 local st = redis.call('HMGET', KEYS[1], 'last', 'pause', 'epoch')
 local last, pause, epoch = tonumber(st[1]), tonumber(st[2]), st[3]
 if not epoch then
@@ -87,8 +88,8 @@ if redis.call('PTTL', KEYS[2]) < keepMembers then redis.call('PEXPIRE', KEYS[2],
 local keep = now
 if last then keep = last + interval end
 if reserved == 1 then
-  redis.call('HSET', KEYS[1], 'last', string.format('%d', at))
-  keep = at + interval
+  redis.call('HSET', KEYS[1], 'last', string.format('%d', at + spread))
+  keep = at + spread + interval
 end
 if pause and pause > keep then keep = pause end
 local ttl = math.floor((keep - now) / 1000) + margin
@@ -218,7 +219,7 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 	reply, err := call(ctx, s, op, func(ctx context.Context) ([]any, error) {
 		r, err := slotScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
 			req.Now.UnixMicro(), from.UnixMicro(), interval.Microseconds(), lim,
-			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch, mode).Slice()
+			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch, mode, max(req.Spread, 0).Microseconds()).Slice()
 		if err == nil && len(r) != 4 {
 			err = fmt.Errorf("reply %v is not {reserved, slot, members, epoch}", r)
 		}
