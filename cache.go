@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -197,51 +195,6 @@ func (c *robotsCache) logFetch(o *origin, res fetchResult, rec *record) {
 		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", rec.Expires)
 	}
 	c.logger.Info("robots: fetched robots.txt", attrs...)
-}
-
-// originID identifies an origin without building a string: RFC 9309
-// section 2.3 scopes a robots.txt to its scheme, host and port. host is
-// the canonical host[:port] of the site whose robots.txt applies (as
-// url.URL.Host holds it), which a canonically spelled URL already holds;
-// addr, for a request whose Host header or absolute-form request-URI
-// names another site than its URL's host, is the canonical host[:port]
-// it is sent to, and "" otherwise.
-type originID struct {
-	https bool
-	host  string
-	addr  string
-}
-
-// key returns the origin's name in the store: scheme://host[:port], or
-// for a site reached at another address scheme://site|addr, a "|" being
-// what no host holds. A host's characters that a URL escapes (an IPv6
-// zone's "%") are escaped in it.
-func (id originID) key() OriginKey {
-	scheme := "http"
-	if id.https {
-		scheme = "https"
-	}
-	k := (&url.URL{Scheme: scheme, Host: id.host}).String()
-	if id.addr != "" {
-		k += "|" + strings.TrimPrefix((&url.URL{Host: id.addr}).String(), "//")
-	}
-	return OriginKey(k)
-}
-
-// robotsURL returns where the origin's robots.txt is fetched and the Host
-// header to send: "" for the URL's own, or the site a Host override names,
-// since a request whose Host overrides its URL's host is governed by that
-// site's robots.txt, fetched from the address it is sent to.
-func (id originID) robotsURL() (*url.URL, string) {
-	u := &url.URL{Scheme: "http", Host: id.host, Path: "/robots.txt"}
-	if id.https {
-		u.Scheme = "https"
-	}
-	if id.addr == "" {
-		return u, ""
-	}
-	u.Host = id.addr
-	return u, id.host
 }
 
 // recordOf returns st's record, nil for no state.
