@@ -1,19 +1,20 @@
 package robots
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gregjones/httpcache"
 	"github.com/maypok86/otter/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // robotsCache is what a transport knows of each origin's robots.txt and
@@ -22,8 +23,9 @@ import (
 // least useful first), each with its state (record.go), and one renewal
 // per origin at a time, which takes the fleet's lease, loads the newest
 // stored record, fetches when that is due and saves the result merged
-// with what other writers stored (store.go). A body is parsed once, where
-// it is read: by the fetcher, or by the store. A forgotten origin's record
+// with what other writers stored (store.go). A body is parsed once: by
+// the fetcher, what it fetched, or by the renewal, the body it keeps from
+// the store when it is not one already parsed. A forgotten origin's record
 // stays in the store. The decider (decider.go) decides requests under the
 // state the cache gives. It is safe for concurrent use.
 type robotsCache struct {
@@ -115,11 +117,12 @@ func (c *robotsCache) state(ctx context.Context, o *origin, now time.Time) (*sta
 	}
 }
 
-// renew brings o's state up to date, in four steps: load the newest
+// renew brings o's state up to date, in five steps: load the newest
 // record stored (another transport sharing the store may have fetched
 // it), take the fleet's fetch lease (or wait for the record of the
-// process holding it), fetch, and save what the fetch leads to. It
-// makes the result o's state and weighs o again.
+// process holding it), fetch, save what the fetch leads to, and parse
+// the body the record it comes to keeps, unless that body is one
+// already parsed. It makes the result o's state and weighs o again.
 func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 	prev := o.current()
 	base := recordOf(prev)
@@ -142,35 +145,49 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		return prev
 	}
 	// Load: another transport sharing the store may have fetched since.
-	parses := []parsedBody{prev.parsed()}
-	if stored, ok := c.store.load(ctx, o.key, prev.parsed(), false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
+	if stored, ok := c.store.load(ctx, o.key, false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
 		base = &stored.rec
-		parses = append(parses, stored.parse)
 	}
 	var res fetchResult
 	if base == nil || base.due(now) {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
-		lease, theirs := c.store.lease(ctx, o.key, prev.parsed(), now)
+		lease, theirs := c.store.lease(ctx, o.key, now)
 		if lease == leaseHeld {
 			defer c.store.unlease(ctx, o.key)
 		}
 		if theirs != nil {
 			base = &theirs.rec
-			parses = append(parses, theirs.parse)
 		} else {
 			// Fetch, and save what the fetch leads to, merged with what
 			// other writers stored meanwhile.
 			v := validatorsOf(base)
 			res = c.fetcher.fetch(ctx, robotsURL, host, v)
 			saved := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
-			base = &saved.rec
-			parses = append(parses, parsedBody{res.body, res.robots}, saved.parse)
+			base = &saved
 			c.stats.fetched(res)
 			c.logFetch(o, res, base)
 		}
 	}
-	return c.keep(o, newState(*base, res.err, parses...))
+	// Parse the body kept, once, unless it is one already parsed: the
+	// state's, or the one just fetched.
+	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed(), parsedBody{res.body, res.robots})))
+}
+
+// parsedOf returns the body rec keeps with its parse: the parse of known
+// for the same body, or else the body parsed now; none when rec keeps no
+// parsed copy.
+func parsedOf(rec *record, known ...parsedBody) parsedBody {
+	k := rec.parsedCopy()
+	if k == nil {
+		return parsedBody{}
+	}
+	for _, p := range known {
+		if p.robots != nil && bytes.Equal(p.body, k.Body) {
+			return p
+		}
+	}
+	return parsedBody{k.Body, policy.Parse(k.Body)}
 }
 
 // keep makes st o's state and weighs o again.
@@ -197,51 +214,6 @@ func (c *robotsCache) logFetch(o *origin, res fetchResult, rec *record) {
 		attrs = append(attrs, "bytes", res.size, "truncated", res.truncated, "revalidated", res.notModified, "expires", rec.Expires)
 	}
 	c.logger.Info("robots: fetched robots.txt", attrs...)
-}
-
-// originID identifies an origin without building a string: RFC 9309
-// section 2.3 scopes a robots.txt to its scheme, host and port. host is
-// the canonical host[:port] of the site whose robots.txt applies (as
-// url.URL.Host holds it), which a canonically spelled URL already holds;
-// addr, for a request whose Host header or absolute-form request-URI
-// names another site than its URL's host, is the canonical host[:port]
-// it is sent to, and "" otherwise.
-type originID struct {
-	https bool
-	host  string
-	addr  string
-}
-
-// key returns the origin's name in the store: scheme://host[:port], or
-// for a site reached at another address scheme://site|addr, a "|" being
-// what no host holds. A host's characters that a URL escapes (an IPv6
-// zone's "%") are escaped in it.
-func (id originID) key() OriginKey {
-	scheme := "http"
-	if id.https {
-		scheme = "https"
-	}
-	k := (&url.URL{Scheme: scheme, Host: id.host}).String()
-	if id.addr != "" {
-		k += "|" + strings.TrimPrefix((&url.URL{Host: id.addr}).String(), "//")
-	}
-	return OriginKey(k)
-}
-
-// robotsURL returns where the origin's robots.txt is fetched and the Host
-// header to send: "" for the URL's own, or the site a Host override names,
-// since a request whose Host overrides its URL's host is governed by that
-// site's robots.txt, fetched from the address it is sent to.
-func (id originID) robotsURL() (*url.URL, string) {
-	u := &url.URL{Scheme: "http", Host: id.host, Path: "/robots.txt"}
-	if id.https {
-		u.Scheme = "https"
-	}
-	if id.addr == "" {
-		return u, ""
-	}
-	u.Host = id.addr
-	return u, id.host
 }
 
 // recordOf returns st's record, nil for no state.

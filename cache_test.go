@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
@@ -314,5 +317,51 @@ func TestNotModifiedBodyClosed(t *testing.T) {
 	}
 	if notModified == nil || !notModified.closed.Load() {
 		t.Errorf("the 304's body was not closed")
+	}
+}
+
+// TestRenewalParsesOnce checks that the renewal parses the body of a
+// record it reads from the store only when it is not the body its state
+// already holds parsed: the same body keeps the earlier parse, another
+// is parsed and decides.
+func TestRenewalParsesOnce(t *testing.T) {
+	disallowAll := "User-agent: *\nDisallow: /\n"
+	for _, tc := range []struct {
+		name, stored string
+		wantSame     bool
+	}{
+		{"same body keeps the state's parse", privateRobots, true},
+		{"another body is parsed", disallowAll, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+			base := rtFunc(func(*http.Request) (*http.Response, error) {
+				t.Error("the renewal fetched; want the stored record")
+				return nil, errors.New("unexpected")
+			})
+			store := NewMemoryCache(16, DefaultCacheBytes)
+			var cache robotsCache
+			cache.init(&cfg, store, nil, base, c.Now, c.Sleep, &counters{})
+			o := cache.originFor(originID{host: "site.example"})
+			body := []byte(privateRobots)
+			prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}, nil, parsedBody{body, policy.Parse(body)})
+			o.st.Store(prev)
+			// Another writer stored a newer, fresh record.
+			stored := freshRecord(c.Now())
+			stored.Body = []byte(tc.stored)
+			store.Set(plainKey(RecordKey{Origin: o.key}), stored.encode())
+
+			st := cache.renew(context.Background(), o)
+			if !st.rec.FetchedAt.Equal(c.Now()) || string(st.rec.Body) != tc.stored {
+				t.Fatalf("record %+v; want the stored one", st.rec)
+			}
+			if same := st.robots == prev.robots; same != tc.wantSame {
+				t.Errorf("kept the state's parse: %v, want %v", same, tc.wantSame)
+			}
+			if st.robots == nil || st.robots.Allowed("/public", "ExampleBot") != tc.wantSame {
+				t.Errorf("parse %v does not decide as the stored body %q", st.robots, tc.stored)
+			}
+		})
 	}
 }

@@ -225,6 +225,10 @@ func (p *pacer) tooLateFor(ctx context.Context, tk ticket) bool {
 // slots since the process's last one in the store.
 func (p *pacer) estimate(s *schedule, delay time.Duration, now time.Time) time.Time {
 	req := SlotRequest{Now: now, Interval: delay, NotBefore: s.line.storeNext()}
+	if last := s.line.lastStore(); !last.IsZero() {
+		// A store slot lasts its spread: the store's next follows that.
+		req.NotBefore = latest(req.NotBefore, last.Add(delay))
+	}
 	if p.fleet != nil && p.down.Load() {
 		n := s.line.outageMembers(int(p.members.Load()))
 		req.Interval = time.Duration(n) * delay
@@ -508,7 +512,15 @@ func (l *line) storeNext() time.Time {
 	return l.next
 }
 
-// tookStore records that this process took the store slot at.
+// lastStore returns the end of the latest store slot this process took.
+func (l *line) lastStore() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// tookStore records that this process took the store slot lasting
+// until at.
 func (l *line) tookStore(at time.Time) {
 	l.mu.Lock()
 	l.last = latest(l.last, at)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -14,61 +13,8 @@ import (
 // The AI usage preferences of a site, as a transport reads and, when the
 // crawler declares its purposes, enforces them: a robots.txt file's
 // Content-Usage and Content-Signal lines (see policy.Preferences) and a
-// response's Content-Usage header.
-
-// Preferences returns the site's AI usage preferences for the content of
-// rawURL, read from its robots.txt for the crawler's tokens as RoundTrip
-// reads them, without waiting for a politeness slot or sending anything.
-// It fetches the origin's robots.txt if it is not already held. While the
-// robots.txt is unavailable or unreachable every preference is unknown:
-// Check tells those apart. It returns an error for a URL that is not an
-// absolute http or https URL (one matching ErrNotHTTP for another scheme,
-// as Check does), one matching ErrUnknownPurpose as Check does, and the
-// context's error. A URL's preferences are those of every form of it a
-// server may serve, the most restrictive per label (see
-// policy.Agent.Preferences).
-func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
-	t.init()
-	if t.cfg.purposesErr != nil {
-		return policy.Preferences{}, t.cfg.purposesErr
-	}
-	tg, err := urlTarget(rawURL)
-	if err != nil {
-		return policy.Preferences{}, err
-	}
-	return t.robotsPreferences(ctx, &tg)
-}
-
-// ResponsePreferences returns the AI usage preferences for the content of
-// resp, a response this transport returned: its Content-Usage header
-// (draft-ietf-aipref-attach-05 section 2) combined with the robots.txt
-// preferences for its request (see Preferences), the most restrictive
-// per label winning, so that a crawler can tag what it stores. The
-// robots.txt is read for the request's target as RoundTrip decided it,
-// the request's Host and User-Agent included, and is normally held
-// already. resp must carry its Request.
-func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response) (policy.Preferences, error) {
-	t.init()
-	if t.cfg.purposesErr != nil {
-		return policy.Preferences{}, t.cfg.purposesErr
-	}
-	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
-		return policy.Preferences{}, errors.New("robots: response has no request URL")
-	}
-	header := policy.HeaderPreferences(resp.Header.Values("Content-Usage")...)
-	if !isHTTP(resp.Request.URL.Scheme) {
-		return header, nil
-	}
-	tg, err := targetOf(resp.Request)
-	if err != nil {
-		return policy.Preferences{}, err
-	}
-	site, err := t.robotsPreferences(ctx, &tg)
-	if err != nil {
-		return policy.Preferences{}, err
-	}
-	return site.Combine(header), nil
-}
+// response's Content-Usage header. The exported face, Transport.Preferences
+// and Transport.ResponsePreferences, is in transport.go.
 
 // robotsPreferences returns the robots.txt preferences for tg under its
 // origin's current state.

@@ -198,13 +198,13 @@ type state struct {
 }
 
 // newState is the state of rec, holding the parse of the body it keeps
-// from parses: a body is parsed once, where it is read (by the fetcher,
-// or by the store), and a revalidated or merged record keeps the parse
-// of the copy it came from. Without a parse of its body, the copy counts
-// as none, as when the robots.txt was never reached: that is what a
-// renewal that panicked falls back to, keeping only the earlier parse of
-// the same body, since the panic may have come from the parser on this
-// very body.
+// from parses: a body is parsed once (by the fetcher, or by the renewal
+// when it is not one already parsed), and a revalidated or merged record
+// keeps the parse of the copy it came from. Without a parse of its body,
+// the copy counts as none, as when the robots.txt was never reached: that
+// is what a renewal that panicked falls back to, keeping only the earlier
+// parse of the same body, since the panic may have come from the parser
+// on this very body.
 func newState(rec record, err error, parses ...parsedBody) *state {
 	st := &state{rec: rec, err: err}
 	if k := rec.parsedCopy(); k != nil {

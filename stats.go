@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"context"
 	"net/url"
 	"sync/atomic"
 	"time"
@@ -194,24 +193,10 @@ type RobotsInfo struct {
 	Delay time.Duration
 }
 
-// Robots returns the robots state of rawURL's origin, fetching its
-// robots.txt through the same cache as RoundTrip when it is not already
-// held, so that a crawler can read the sitemaps without a second request.
-// The crawl delay is the one of the crawler's own tokens; without any
-// (Options names none) it is the one of the "*" groups. A URL that
-// robots.txt does not govern gets an error matching ErrNotHTTP, as from
-// Check.
-func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
-	t.init()
-	tg, err := urlTarget(rawURL)
-	if err != nil {
-		return RobotsInfo{}, err
-	}
-	o, st, now, err := t.robotsState(ctx, &tg)
-	if err != nil {
-		return RobotsInfo{}, err
-	}
-	rules := st.rules(now, t.cfg.fallbackAfter)
+// robotsInfo returns what RobotsInfo reports of o under its state st,
+// with rules the rules in force, delay the least time between two of its
+// requests and maxSize the transport's size limit.
+func robotsInfo(o *origin, st *state, rules inForce, delay time.Duration, maxSize int) RobotsInfo {
 	info := RobotsInfo{
 		Origin:     string(o.key),
 		Outcome:    st.rec.Outcome,
@@ -219,7 +204,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		Policy:     rules.robots,
 		FetchedAt:  st.rec.FetchedAt,
 		Fallback:   rules.fallback,
-		Delay:      t.pacer.delayFor(rules.robots.Agent(t.cfg.tokens...)),
+		Delay:      delay,
 	}
 	good := st.rec
 	if st.rec.Outcome == Unreachable {
@@ -231,7 +216,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 	} else {
 		info.Expires = st.rec.Expires
 	}
-	info.Size, info.Truncated = min(good.Size, int64(t.cfg.maxSize)), good.Truncated
+	info.Size, info.Truncated = min(good.Size, int64(maxSize)), good.Truncated
 	if good.Outcome == Parsed {
 		info.Body = good.Body
 	}
@@ -242,7 +227,7 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 		base = read
 	}
 	info.Sitemaps = sitemaps(rules.robots, base)
-	return info, nil
+	return info
 }
 
 // sitemaps returns the Sitemap lines of r resolved against robotsURL,

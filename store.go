@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,18 +11,17 @@ import (
 	"time"
 
 	"github.com/gregjones/httpcache"
-
-	"github.com/crawlkit/robots/policy"
 )
 
 // store keeps origins' records in Options.Cache in their stored form, one
 // record per origin (per user agent when the robots.txt varies by it),
-// through a Fleet's Load and Swap when the Cache is one (and then
-// takes the fleet's fetch lease), or else its Get and Set. It contains
-// the Cache: a record it cannot read is missing, a panic of a method is
-// recovered and logged and costs only that call, and an error of the
-// Fleet falls back to this process's own fetch. It is safe for
-// concurrent use when the Cache is.
+// through a Fleet's Load and Swap when the Cache is one (and then takes
+// the fleet's fetch lease), or else its Get and Set. It moves records and
+// their bytes and never parses a body: the renewal parses the one it keeps
+// (cache.go). It contains the Cache: a record it cannot read is missing, a
+// panic of a method is recovered and logged and costs only that call, and
+// an error of the Fleet falls back to this process's own fetch. It is safe
+// for concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
 	fleet   Fleet  // nil when the Cache is not shared by a fleet
@@ -71,21 +69,15 @@ func plainKey(k RecordKey) string {
 
 // load returns the record of origin this transport's user agent sees,
 // and whether there is a readable one; with fresh, only one fresh at the
-// store's clock. The record comes parsed, its body's parse taken from
-// known when it is the same body.
-func (s *store) load(ctx context.Context, origin OriginKey, known parsedBody, fresh bool) (storedRecord, bool) {
+// store's clock. Its body comes as stored, unparsed: the renewal parses
+// the body it keeps.
+func (s *store) load(ctx context.Context, origin OriginKey, fresh bool) (storedRecord, bool) {
 	got := s.get(ctx, RecordKey{Origin: origin})
 	if got.ok && got.rec.Vary {
 		got = s.get(ctx, RecordKey{Origin: origin, Variant: s.variant})
 	}
 	if !got.ok || fresh && got.rec.due(s.now()) {
 		return storedRecord{}, false
-	}
-	if k := got.rec.parsedCopy(); k != nil {
-		got.parse = known
-		if known.robots == nil || !bytes.Equal(k.Body, known.body) {
-			got.parse = parsedBody{k.Body, policy.Parse(k.Body)}
-		}
 	}
 	return got, true
 }
@@ -98,9 +90,6 @@ type storedRecord struct {
 	// newer reports bytes of a record written by a newer version, which
 	// are left in place for the transports that wrote them.
 	newer bool
-	// parse is the body rec keeps with its parse, once load or save
-	// parsed it.
-	parse parsedBody
 }
 
 // get reads the record under key. A record that cannot be read is
@@ -128,11 +117,10 @@ func (s *store) get(ctx context.Context, key RecordKey) storedRecord {
 }
 
 // save stores rec as origin's record, merged with what another transport
-// may have stored meanwhile, and returns the merged record, with the
-// parse of the stored body it keeps when that is not rec's own. A record
-// of a newer version is left as it is: this transport keeps its own in
-// memory only.
-func (s *store) save(ctx context.Context, origin OriginKey, rec record) storedRecord {
+// may have stored meanwhile, and returns the merged record, which may
+// keep the other writer's body instead of rec's. A record of a newer
+// version is left as it is: this transport keeps its own in memory only.
+func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
 	key := RecordKey{Origin: origin}
 	if rec.Vary {
 		// The plain record only says where to look; it is the record
@@ -143,19 +131,14 @@ func (s *store) save(ctx context.Context, origin OriginKey, rec record) storedRe
 			marker.Outcome = Unavailable
 		}
 		if !s.write(ctx, key, func(storedRecord) record { return marker }) {
-			return storedRecord{rec: rec, ok: true}
+			return rec
 		}
 		key.Variant = s.variant
 	}
-	saved := storedRecord{rec: rec, ok: true}
+	saved := rec
 	s.write(ctx, key, func(old storedRecord) record {
-		saved.rec, saved.parse = old.mergedWith(rec), parsedBody{}
-		// The merge may keep the other writer's copy: a body read here.
-		if k, kept, own := old.rec.parsedCopy(), saved.rec.parsedCopy(), rec.parsedCopy(); old.ok && k != nil && kept != nil &&
-			bytes.Equal(kept.Body, k.Body) && (own == nil || !bytes.Equal(own.Body, k.Body)) {
-			saved.parse = parsedBody{k.Body, policy.Parse(k.Body)}
-		}
-		return saved.rec
+		saved = old.mergedWith(rec)
+		return saved
 	})
 	return saved
 }
@@ -232,7 +215,7 @@ const (
 // more for a record the last holder stored before letting go, which
 // saves a second fetch. A record found so, fresh, is returned (and the
 // lease, if taken, given back): the caller then fetches nothing.
-func (s *store) lease(ctx context.Context, origin OriginKey, known parsedBody, now time.Time) (leaseAnswer, *storedRecord) {
+func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (leaseAnswer, *storedRecord) {
 	if s.fleet == nil {
 		return leaseNone, nil
 	}
@@ -242,13 +225,13 @@ func (s *store) lease(ctx context.Context, origin OriginKey, known parsedBody, n
 		if !s.now().Before(deadline) || s.sleep(ctx, d) != nil {
 			return leaseNone, nil
 		}
-		if got, ok := s.load(ctx, origin, known, true); ok {
+		if got, ok := s.load(ctx, origin, true); ok {
 			return leaseTheirs, &got
 		}
 		answer = s.takeLease(ctx, origin, ttl)
 	}
 	if answer == leaseHeld {
-		if got, ok := s.load(ctx, origin, known, true); ok {
+		if got, ok := s.load(ctx, origin, true); ok {
 			s.unlease(ctx, origin)
 			return leaseTheirs, &got
 		}

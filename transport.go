@@ -3,18 +3,12 @@ package robots
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"golang.org/x/net/idna"
-
-	"github.com/crawlkit/robots/internal/target"
+	"github.com/crawlkit/robots/policy"
 )
 
 // Transport is an http.RoundTripper that sends a request only when the
@@ -239,6 +233,81 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 	return latest(retry, t.pacer.nextFree(ctx, o, delay, now)), nil
 }
 
+// Robots returns the robots state of rawURL's origin, fetching its
+// robots.txt through the same cache as RoundTrip when it is not already
+// held, so that a crawler can read the sitemaps without a second request.
+// The crawl delay is the one of the crawler's own tokens; without any
+// (Options names none) it is the one of the "*" groups. A URL that
+// robots.txt does not govern gets an error matching ErrNotHTTP, as from
+// Check.
+func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
+	t.init()
+	tg, err := urlTarget(rawURL)
+	if err != nil {
+		return RobotsInfo{}, err
+	}
+	o, st, now, err := t.robotsState(ctx, &tg)
+	if err != nil {
+		return RobotsInfo{}, err
+	}
+	rules := st.rules(now, t.cfg.fallbackAfter)
+	return robotsInfo(o, st, rules, t.pacer.delayFor(rules.robots.Agent(t.cfg.tokens...)), t.cfg.maxSize), nil
+}
+
+// Preferences returns the site's AI usage preferences for the content of
+// rawURL, read from its robots.txt for the crawler's tokens as RoundTrip
+// reads them, without waiting for a politeness slot or sending anything.
+// It fetches the origin's robots.txt if it is not already held. While the
+// robots.txt is unavailable or unreachable every preference is unknown:
+// Check tells those apart. It returns an error for a URL that is not an
+// absolute http or https URL (one matching ErrNotHTTP for another scheme,
+// as Check does), one matching ErrUnknownPurpose as Check does, and the
+// context's error. A URL's preferences are those of every form of it a
+// server may serve, the most restrictive per label (see
+// policy.Agent.Preferences).
+func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
+	t.init()
+	if t.cfg.purposesErr != nil {
+		return policy.Preferences{}, t.cfg.purposesErr
+	}
+	tg, err := urlTarget(rawURL)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	return t.robotsPreferences(ctx, &tg)
+}
+
+// ResponsePreferences returns the AI usage preferences for the content of
+// resp, a response this transport returned: its Content-Usage header
+// (draft-ietf-aipref-attach-05 section 2) combined with the robots.txt
+// preferences for its request (see Preferences), the most restrictive
+// per label winning, so that a crawler can tag what it stores. The
+// robots.txt is read for the request's target as RoundTrip decided it,
+// the request's Host and User-Agent included, and is normally held
+// already. resp must carry its Request.
+func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response) (policy.Preferences, error) {
+	t.init()
+	if t.cfg.purposesErr != nil {
+		return policy.Preferences{}, t.cfg.purposesErr
+	}
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return policy.Preferences{}, errors.New("robots: response has no request URL")
+	}
+	header := policy.HeaderPreferences(resp.Header.Values("Content-Usage")...)
+	if !isHTTP(resp.Request.URL.Scheme) {
+		return header, nil
+	}
+	tg, err := targetOf(resp.Request)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	site, err := t.robotsPreferences(ctx, &tg)
+	if err != nil {
+		return policy.Preferences{}, err
+	}
+	return site.Combine(header), nil
+}
+
 // Origin returns the origin of u as the transport keys it, in every
 // count, in RobotsInfo.Origin and in a Fleet: scheme://host[:port],
 // the scheme and host lower-cased, the host in its ASCII (IDNA) form
@@ -258,58 +327,12 @@ func (t *Transport) Origin(u *url.URL) (string, error) {
 	return string(tg.id.key()), nil
 }
 
-// urlTarget returns the wire target of a request for rawURL, which must
-// be an absolute http or https URL: what Check, Robots and Preferences
-// decide for.
-func urlTarget(rawURL string) (wireTarget, error) {
-	u, err := parseHTTP(rawURL)
-	if err != nil {
-		return wireTarget{}, err
-	}
-	return targetFor(u, "")
-}
-
 // robotsState returns tg's origin and the origin's current robots state,
 // renewed first if it is due, with the time it was read at.
 func (t *Transport) robotsState(ctx context.Context, tg *wireTarget) (*origin, *state, time.Time, error) {
 	o := t.origins.originFor(tg.id)
 	st, now, err := t.origins.state(ctx, o, t.cfg.now())
 	return o, st, now, err
-}
-
-// ErrNotHTTP is what Check and Robots return, wrapped, for a URL that is
-// not an absolute http or https URL with a host: no robots.txt governs it.
-var ErrNotHTTP = errors.New("robots: not an http or https URL")
-
-// parseHTTP parses rawURL, which must be an absolute http or https URL
-// with a host: a relative reference names no origin to decide for, and
-// robots.txt governs no other scheme.
-func parseHTTP(rawURL string) (*url.URL, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
-	}
-	if err := checkHTTP(u); err != nil {
-		return nil, err
-	}
-	return u, nil
-}
-
-// checkHTTP returns an error matching ErrNotHTTP unless u is an absolute
-// http or https URL with a host (in its Host, or an absolute-form
-// Opaque).
-func checkHTTP(u *url.URL) error {
-	switch {
-	case u == nil:
-		return fmt.Errorf("%w: no URL", ErrNotHTTP)
-	case u.Scheme == "":
-		return fmt.Errorf("%w: %q is not an absolute URL: it has no scheme", ErrNotHTTP, u.Redacted())
-	case !isHTTP(u.Scheme):
-		return fmt.Errorf("%w: %q: robots.txt does not govern %s URLs", ErrNotHTTP, u.Redacted(), u.Scheme)
-	case u.Host == "" && !strings.HasPrefix(u.Opaque, "//"):
-		return fmt.Errorf("%w: %q has no host", ErrNotHTTP, u.Redacted())
-	}
-	return nil
 }
 
 // Stats returns a snapshot of the transport's counts.
@@ -325,223 +348,6 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// wireTarget is the request a server will see, as net/http puts it on the
-// wire: the site whose robots.txt applies and the request-URI forms the
-// server may serve for it. Deciding anything else lets a request reach a
-// resource its robots.txt disallows.
-type wireTarget struct {
-	// url is the request's own URL.
-	url *url.URL
-	// id identifies the origin whose robots.txt applies: url's own, or a
-	// site other than the one url's host names (a Host override or an
-	// absolute-form request-URI), reached at url's address.
-	id originID
-	// uri is the request-URI as sent, path escaped as Go escapes it on the
-	// wire, query included.
-	uri string
-	// robotsTxt reports that uri asks for /robots.txt itself, which is
-	// always allowed.
-	robotsTxt bool
-	// header is the request's header, nil for Check and Robots: its
-	// User-Agent names the crawler when Options does not.
-	header http.Header
-}
-
-// isHTTP reports whether scheme is one that robots.txt governs.
-func isHTTP(scheme string) bool {
-	return scheme == "http" || scheme == "https" ||
-		strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
-}
-
-// errBadHost is the error for a Host override that net/http would rewrite
-// or a server could read as another site.
-var errBadHost = errors.New("robots: request Host is not an ASCII host[:port]")
-
-// targetOf returns the wire target of req. A req.Host that names another
-// site than req.URL's host makes that site's robots.txt apply, fetched
-// from req.URL's address with the same Host header; an absolute-form
-// Opaque ("//host/path", the idiom net/http documents for sending a path
-// as is) names its own site and path, since a server takes them over the
-// Host header (RFC 9112 section 3.2.2).
-func targetOf(req *http.Request) (wireTarget, error) {
-	tg, err := targetFor(req.URL, req.Host)
-	tg.header = req.Header
-	return tg, err
-}
-
-// targetFor is targetOf for u sent with the Host header host ("" for
-// u.Host).
-func targetFor(u *url.URL, host string) (wireTarget, error) {
-	tg := wireTarget{url: u}
-	site := ""
-	switch {
-	case strings.HasPrefix(u.Opaque, "//"):
-		authority, path, _ := strings.Cut(u.Opaque[2:], "/")
-		if authority == "" || strings.ContainsAny(authority, "@?#") {
-			return tg, fmt.Errorf("robots: request-URI %q has no plain host", u.Opaque)
-		}
-		site = authority
-		tg.uri = "/" + path
-		if u.ForceQuery || u.RawQuery != "" {
-			tg.uri += "?" + u.RawQuery
-		}
-	default:
-		// Go writes the path in EscapedPath's form (or Opaque as is), so
-		// that is what the server decides on and the rules must match.
-		tg.uri = u.RequestURI()
-	}
-	tg.robotsTxt = target.IsRobotsTxt(tg.uri)
-	if site == "" && host != "" && host != u.Host {
-		site = host
-	}
-	var err error
-	tg.id, err = identify(u, site)
-	return tg, err
-}
-
-// errNoHost is returned for an http or https URL without a host.
-var errNoHost = errors.New("robots: URL has no host")
-
-// identify returns the id of the origin whose robots.txt governs a
-// request for u sent to the site site ("" for u's own): a site other than
-// u's origin is reached at u's address. A URL that spells its origin
-// canonically (canonicalHost), as most do, gives it without building a
-// string.
-func identify(u *url.URL, site string) (originID, error) {
-	// url.Parse gives the scheme in lower case; only a URL built by hand
-	// needs the case-blind comparison.
-	https := u.Scheme == "https" || u.Scheme != "http" && strings.EqualFold(u.Scheme, "https")
-	id := originID{https: https, host: u.Host}
-	if !canonicalHost(u) {
-		var err error
-		if id.host, err = canonicalOrigin(u); err != nil {
-			return id, err
-		}
-	}
-	if site == "" {
-		return id, nil
-	}
-	if !validHost(site) {
-		return id, fmt.Errorf("%w: %q", errBadHost, site)
-	}
-	named, err := canonicalOrigin(&url.URL{Scheme: u.Scheme, Host: site})
-	if err != nil {
-		return id, err
-	}
-	if named != id.host {
-		id.host, id.addr = named, id.host
-	}
-	return id, nil
-}
-
-// validHost reports whether h is a host[:port] of printable ASCII that
-// reads back, as the authority of a request-URI, as exactly that host:
-// net/http would punycode a non-ASCII Host and cut one at a "/", so
-// either would send another site's name than the one decided.
-func validHost(h string) bool {
-	for i := 0; i < len(h); i++ {
-		if h[i] <= ' ' || h[i] >= 0x7f {
-			return false
-		}
-	}
-	u, err := url.ParseRequestURI("http://" + h)
-	return err == nil && u.Host == h && u.User == nil && u.Path == "" && u.Hostname() != ""
-}
-
-// canonicalOrigin returns the host[:port] of the origin whose robots.txt
-// governs u: lower-cased, a trailing dot folded ("site.example." is
-// "site.example"), an internationalised host in its ASCII lookup form and
-// a default port dropped, so that every spelling of one origin shares one
-// robots.txt.
-func canonicalOrigin(u *url.URL) (string, error) {
-	scheme := strings.ToLower(u.Scheme)
-	host := u.Hostname()
-	if strings.Contains(host, ":") {
-		host = "[" + strings.ToLower(host) + "]"
-	} else {
-		var err error
-		if host, err = asciiHost(host); err != nil {
-			return "", err
-		}
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil {
-			return "", fmt.Errorf("robots: invalid port %q", p)
-		}
-		if !(scheme == "http" && n == 80 || scheme == "https" && n == 443) {
-			host += ":" + strconv.FormatUint(n, 10)
-		}
-	}
-	return host, nil
-}
-
-// asciiHost returns host as DNS and the Host header see it: a trailing dot
-// folded, lower-cased, and a non-ASCII name in the ASCII form of the IDNA
-// lookup profile (UTS #46, RFC 5891 section 5).
-func asciiHost(host string) (string, error) {
-	host = strings.TrimSuffix(host, ".")
-	if host == "" {
-		return "", errNoHost
-	}
-	if !utf8.ValidString(host) {
-		return "", fmt.Errorf("robots: host %q is not valid UTF-8", host)
-	}
-	ascii := true
-	for i := 0; i < len(host) && ascii; i++ {
-		ascii = host[i] < utf8.RuneSelf
-	}
-	if ascii {
-		// Lower-casing is all the lookup profile does to an ASCII name,
-		// and skipping it keeps names it would reject (an underscore)
-		// reachable, as net/http keeps them.
-		return strings.ToLower(host), nil
-	}
-	a, err := idna.Lookup.ToASCII(host)
-	if err != nil {
-		return "", fmt.Errorf("robots: host %q: %w", host, err)
-	}
-	return strings.TrimSuffix(a, "."), nil
-}
-
-// canonicalHost reports whether u already spells its origin as
-// canonicalOrigin would: a lower-case http or https scheme, a host of
-// lower-case ASCII letters, digits, '.' and '-' without a trailing dot,
-// and no port or one without leading zeros that is not the scheme's
-// default.
-func canonicalHost(u *url.URL) bool {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return false
-	}
-	host, port, hasPort := u.Host, "", false
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host, port, hasPort = host[:i], host[i+1:], true
-	}
-	if host == "" || host[len(host)-1] == '.' {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	if hasPort {
-		n := 0
-		for i := 0; i < len(port); i++ {
-			if c := port[i]; '0' <= c && c <= '9' && i < 5 {
-				n = n*10 + int(c-'0')
-			} else {
-				return false
-			}
-		}
-		if port == "" || port[0] == '0' || n > 65535 ||
-			u.Scheme == "http" && n == 80 || u.Scheme == "https" && n == 443 {
-			return false
-		}
-	}
-	return true
 }
 
 // outbound returns req as it is to be sent: req itself, or, when it

@@ -452,6 +452,7 @@ func TestFleetPacing(t *testing.T) {
 type slotLog struct {
 	mu    sync.Mutex
 	slots []time.Time
+	ends  []time.Time // each slot plus its spread
 }
 
 func (l *slotLog) sorted() []time.Time {
@@ -472,9 +473,22 @@ func (s loggingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, 
 	if slot.Reserved && err == nil {
 		s.log.mu.Lock()
 		s.log.slots = append(s.log.slots, slot.At)
+		s.log.ends = append(s.log.ends, slot.At.Add(req.Spread))
 		s.log.mu.Unlock()
 	}
 	return slot, err
+}
+
+// CancelSlot forgets the slot given back, which lasted until at: a slot
+// whose answer came too late to use is given back and not sent in.
+func (s loggingStore) CancelSlot(ctx context.Context, origin robots.OriginKey, at time.Time, interval time.Duration) error {
+	s.log.mu.Lock()
+	if i := slices.IndexFunc(s.log.ends, at.Equal); i >= 0 {
+		s.log.slots = slices.Delete(s.log.slots, i, i+1)
+		s.log.ends = slices.Delete(s.log.ends, i, i+1)
+	}
+	s.log.mu.Unlock()
+	return s.Store.CancelSlot(ctx, origin, at, interval)
 }
 
 // pacedMember is one process of a pacing test: one worker sending its

@@ -1,0 +1,143 @@
+package robots
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestOrigins checks that every spelling of an origin shares one
+// robots.txt, fetched from its canonical form.
+func TestOrigins(t *testing.T) {
+	base := &robotsLog{status: 404, body: ""}
+	c := newClock()
+	tr := NewTransport(base, Options{MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
+	for _, u := range []string{
+		"HTTP://Site.Example:80/a",
+		"http://site.example/b",
+		"https://site.example:443/c",
+		"https://SITE.example/d",
+		"https://site.example:8443/e",
+		"http://Bücher.example/f",
+		"http://xn--bcher-kva.example/g",
+		"http://[::1]:80/h",
+		"http://127.0.0.1:080/i",
+	} {
+		if _, err := get(t, tr, u); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	want := []string{
+		"http://site.example/robots.txt",
+		"https://site.example/robots.txt",
+		"https://site.example:8443/robots.txt",
+		"http://xn--bcher-kva.example/robots.txt",
+		"http://[::1]/robots.txt",
+		"http://127.0.0.1/robots.txt",
+	}
+	if fetched := base.fetched(); strings.Join(fetched, " ") != strings.Join(want, " ") {
+		t.Errorf("fetched\n%s\nwant\n%s", strings.Join(fetched, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestHostOverrideKeptApart checks that a Host override's robots.txt is
+// fetched with that Host from the URL's address and kept apart from the
+// address's own, and that a Host net/http would rewrite is refused.
+func TestHostOverrideKeptApart(t *testing.T) {
+	s := newSite(t, hostRobots)
+	tr := newTestTransport(t, newClock(), Options{})
+	if _, err := get(t, tr, s.URL+"/victim-only/page"); err != nil {
+		t.Fatalf("own site: %v", err)
+	}
+	for _, host := range []string{"victim.example", "VICTIM.example:80"} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/victim-only/page", nil)
+		req.Host = host
+		if _, err := tr.RoundTrip(req); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("Host %q: RoundTrip = %v, want ErrDisallowed", host, err)
+		}
+	}
+	if _, err := get(t, tr, s.URL+"/victim-only/again"); err != nil {
+		t.Errorf("own site after the override: %v", err)
+	}
+	if got := s.robotsHits.Load(); got != 2 {
+		t.Errorf("%d robots.txt fetches, want 2 (one per site)", got)
+	}
+	for _, host := range []string{"bücher.example", "victim.example/x", "a b", "user@victim.example"} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/page", nil)
+		req.Host = host
+		if _, err := tr.RoundTrip(req); !errors.Is(err, errBadHost) {
+			t.Errorf("Host %q: RoundTrip = %v, want errBadHost", host, err)
+		}
+	}
+}
+
+// FuzzTarget checks that whatever the URL and Host, targetFor does not
+// panic and gives consistent results: a request-URI, and an origin key
+// whose robots.txt is fetched from the URL's own address.
+func FuzzTarget(f *testing.F) {
+	f.Add("http://a.example/public//../private/secret?q=1", "")
+	f.Add("http://10.0.0.1:8080/x", "victim.example")
+	f.Add("http:%2F%2Fa.example/p", "")
+	f.Add("http://[fe80::1%25en0]:8080/x", "")
+	f.Add("https://[fe80::1%25eth0]/x", "victim.example")
+	f.Fuzz(func(t *testing.T, raw, host string) {
+		u, err := url.Parse(raw)
+		if err != nil || !isHTTP(u.Scheme) {
+			return
+		}
+		tg, err := targetFor(u, host)
+		if err != nil {
+			return
+		}
+		if tg.uri == "" {
+			t.Fatalf("%q: empty request-URI", raw)
+		}
+		key := string(tg.id.key())
+		if strings.Count(key, "|") > 1 {
+			t.Fatalf("%q: key %q", raw, key)
+		}
+		// The robots.txt is fetched from the address the request is sent
+		// to, whatever site it names.
+		robotsURL, vhost := tg.id.robotsURL()
+		dial, err := identify(u, "")
+		if err != nil {
+			t.Fatalf("%q: key %q: identify: %v", raw, key, err)
+		}
+		want, _ := url.Parse(string(dial.key()) + "/robots.txt")
+		if robotsURL.String() != want.String() || robotsURL.Host != want.Host || strings.Contains(key, "|") != (vhost != "") {
+			t.Fatalf("%q: key %q gives %q (host %q), Host %q; want %q (host %q)", raw, key, robotsURL, robotsURL.Host, vhost, want, want.Host)
+		}
+	})
+}
+
+// FuzzOrigin checks that originOf never panics and that an origin it
+// returns parses back as a URL with the same origin.
+func FuzzOrigin(f *testing.F) {
+	for _, s := range []string{"http://Bücher.example:80/", "https://[::1]:443/x", "http://[fe80::1%25en0]/", "http://a.example:0/", "http://%25",
+		"http://a.example:8080/", "https://a.example:443/", "http://a.example:080/", "http://a.example:99999/", "http://a.example:/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || !isHTTP(u.Scheme) {
+			return
+		}
+		host, err := canonicalOrigin(u)
+		if canonicalHost(u) && (err != nil || u.Host != host) {
+			t.Fatalf("fast origin of %q is %q, canonicalOrigin gives %q, %v", raw, u.Host, host, err)
+		}
+		if err != nil {
+			return
+		}
+		o := originID{https: strings.EqualFold(u.Scheme, "https"), host: host}.key()
+		back, err := url.Parse(string(o))
+		if err != nil {
+			t.Fatalf("origin %q of %q does not parse: %v", o, raw, err)
+		}
+		if again, err := canonicalOrigin(back); err != nil || again != host {
+			t.Fatalf("origin %q of %q is %q, %v the second time", host, raw, again, err)
+		}
+	})
+}
