@@ -49,9 +49,9 @@
 //
 // Memory is bounded in bytes: the parsed robots.txt held in memory by
 // Options.MaxRobotsBytes (and Options.MaxOrigins), the default store by
-// 128 MiB. Options.Cache keeps one record per origin; a Cache that also
-// implements Fleet lets a fleet of processes share one fetch and one
-// pace per origin. Plug-ins' panics are contained: one of the base
+// 128 MiB. Options.Cache keeps one record per origin; Options.Fleet, a
+// store shared by a fleet of processes (redisstore.Store, MemoryFleet),
+// lets them share one fetch and one pace per origin instead. Plug-ins' panics are contained: one of the base
 // RoundTripper during a robots.txt fetch is logged with its stack and the
 // origin counts as unreachable for that fetch; one of the Cache is logged
 // and taken as a missing record or a lost write; one of the Logger loses
