@@ -376,6 +376,24 @@ var paceCases = []testCase{
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: 5 * d}), c.t0.Add(6*d), true)
 		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: 5 * d}), c.t0.Add(11*d), true)
 	}},
+	{"a raised interval counts from the last slot, not at the old rate", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		half := c.t0.Add(d / 2)
+		c.wantNext(robots.SlotRequest{Now: half, Interval: 10 * d}, c.t0.Add(10*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: half, Interval: 10 * d}), c.t0.Add(10*d), true)
+	}},
+	{"a slot reserved with a spread lasts until the slot plus the spread", func(c *fleetCase) {
+		const spread = 100 * time.Millisecond
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0, Spread: spread}), c.t0, true)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, c.t0.Add(d+spread))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0.Add(d), Interval: d, Limit: c.t0.Add(d)}), c.t0.Add(d+spread), false)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), c.t0.Add(d+spread), true)
+	}},
+	{"NextSlot counts from Held", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		held := c.t0.Add(10 * d)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d, Held: held}, held.Add(d))
+	}},
 	{"a pause holds every later slot, and NextSlot tells it", func(c *fleetCase) {
 		until := c.t0.Add(time.Hour)
 		c.pause(until)
