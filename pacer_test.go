@@ -809,3 +809,45 @@ func TestNextFreeAfterScheduleDropped(t *testing.T) {
 		t.Errorf("NextFree = %v, %v during a.example's Retry-After pause; want the pause's end", at, err)
 	}
 }
+
+// TestSlotBehindTheLineFailsFast checks that a request whose slot lies
+// behind the requests already waiting (three, one delay apart) and past
+// its deadline fails at once with a *SlotError naming that slot, rather
+// than waiting in the line until its deadline ends it.
+func TestSlotBehindTheLineFailsFast(t *testing.T) {
+	s := newSite(t, serve(404, ""))
+	const delay = 400 * time.Millisecond
+	var first time.Time
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/first" {
+			first = time.Now()
+		}
+		return s.Client().Transport.RoundTrip(r)
+	})
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay})
+	if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() { errs <- sendFrom(tr, s.URL+"/w"+strconv.Itoa(i)) }()
+	}
+	waitFor(t, "three requests to wait in the line", func() bool { return tr.Stats().Waiting == 3 })
+	// Its slot is four delays away (1.6 s), past 1.2 s less a tenth.
+	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/late", nil)
+	_, err := tr.RoundTrip(req)
+	var se *SlotError
+	if !errors.As(err, &se) {
+		t.Fatalf("RoundTrip behind three waiters = %v (%T), want a *SlotError", err, err)
+	}
+	if want := first.Add(4 * delay); se.At.Before(want.Add(-time.Millisecond)) {
+		t.Errorf("SlotError.At = %v after the first send, want four delays (%v): the three waiters ahead counted", se.At.Sub(first), 4*delay)
+	}
+	for range 3 {
+		if err := recv(t, errs, "a waiter's answer"); err != nil {
+			t.Error(err)
+		}
+	}
+}
