@@ -357,11 +357,19 @@ func (p *pacer) paused(ctx context.Context, s *schedule, now time.Time) time.Tim
 	if p.fleet == nil || s.paused().After(now) {
 		return s.paused()
 	}
-	v, err, _ := p.pauses.Do(string(s.key), func() (any, error) {
+	ch := p.pauses.DoChan(string(s.key), func() (any, error) {
 		// Shared, so not cut short by the first asker's context; the
-		// store bounds the call.
+		// store bounds the call, and each asker stops waiting for it
+		// when its own context ends.
 		return p.fleet.NextSlot(context.WithoutCancel(ctx), s.key, SlotRequest{Member: p.member, Now: now})
 	})
+	var res singleflight.Result
+	select {
+	case res = <-ch:
+	case <-ctx.Done():
+		return s.paused()
+	}
+	v, err := res.Val, res.Err
 	if err != nil {
 		p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", s.key, "error", err)
 		return s.paused()
