@@ -6,13 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/cpuload"
 )
 
 // sendLog is a base RoundTripper that records, per origin, when each
@@ -71,30 +71,6 @@ func (l *sendLog) gaps(floor time.Duration) gapStats {
 	return st
 }
 
-// spinCPU keeps n goroutines busy in loops until the test ends, so that
-// a sleeper is woken late, as on a loaded crawler host.
-func spinCPU(t *testing.T, n int) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					runtime.KeepAlive(x)
-					return
-				default:
-				}
-				for i := range 10000 {
-					x += i
-				}
-			}
-		})
-	}
-	t.Cleanup(func() { close(stop); wg.Wait() })
-}
-
 // notFoundSite returns a server whose robots.txt is a 404 (all allowed)
 // and whose pages answer 200.
 func notFoundSite(t *testing.T) *httptest.Server {
@@ -137,7 +113,7 @@ func TestSpacingFromRealSends(t *testing.T) {
 			base := &sendLog{next: &http.Transport{MaxIdleConnsPerHost: 64}}
 			tr := robots.NewTransport(base, robots.Options{UserAgent: "SpacingBot", MinDelay: delay})
 			t.Cleanup(tr.CloseIdleConnections)
-			spinCPU(t, 8)
+			cpuload.Spin(t, 8)
 			start := time.Now()
 			var wg sync.WaitGroup
 			for w := range tt.workers {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/cpuload"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/redisstore"
 )
@@ -155,30 +155,6 @@ func (r gapReport) check(t *testing.T, what string, floor time.Duration) {
 	}
 	t.Errorf("%s: %d of %d gaps between consecutive requests to an origin under %v; the least %v:%s",
 		what, len(r.under), r.gaps, floor, r.least, b.String())
-}
-
-// spinCPU keeps n goroutines busy in loops until the test ends, so that
-// sleepers wake late, as on a loaded crawler host.
-func spinCPU(t *testing.T, n int) {
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			x := 0
-			for {
-				select {
-				case <-stop:
-					runtime.KeepAlive(x)
-					return
-				default:
-				}
-				for i := range 10000 {
-					x += i
-				}
-			}
-		})
-	}
-	t.Cleanup(func() { close(stop); wg.Wait() })
 }
 
 // pageSite returns an origin whose robots.txt is a 404 (all allowed) and
@@ -343,7 +319,7 @@ func TestFleetSpacingFromRealSends(t *testing.T) {
 	for i := range fleet {
 		fleet[i] = newFleetMember(t, i, srv.Addr, l, robots.Options{MinDelay: delay}, redisstore.Options{Timeout: healthyTimeout})
 	}
-	spinCPU(t, 8)
+	cpuload.Spin(t, 8)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range workers {
