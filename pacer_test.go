@@ -833,6 +833,9 @@ func TestSlotBehindTheLineFailsFast(t *testing.T) {
 		go func() { errs <- sendFrom(tr, s.URL+"/w"+strconv.Itoa(i)) }()
 	}
 	waitFor(t, "three requests to wait in the line", func() bool { return tr.Stats().Waiting == 3 })
+	if at, err := tr.NextFree(context.Background(), s.URL+"/late"); err != nil || at.Before(first.Add(4*delay-time.Millisecond)) {
+		t.Errorf("NextFree behind three waiters = %v after the first send, %v; want four delays (%v)", at.Sub(first), err, 4*delay)
+	}
 	// Its slot is four delays away (1.6 s), past 1.2 s less a tenth.
 	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
 	defer cancel()
