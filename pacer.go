@@ -286,15 +286,18 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 }
 
 // handOn lets tk's request go now, read as the last thing before it is
-// handed to the base: the origin's last slot is raised to it, so the
-// next counts from the real send, and then the line moves up. (A store
+// handed to the base: the line moves up and the origin's last slot is
+// raised to the send, so the next counts from the real send. (A store
 // slot lasts its spread past the slot, which the send came within.)
 func (p *pacer) handOn(tk ticket) {
 	if tk.s == nil {
 		return
 	}
-	tk.s.sent(slotTime(p.now()))
+	// The line moves up first: the next head takes its slot only after
+	// this raise (under the schedule's lock), and the clock is read as
+	// close to the base as can be.
 	tk.s.line.leave(tk.w)
+	tk.s.sent(slotTime(p.now()))
 }
 
 // cancel gives the store's slot at back; it is only wasted if it cannot
