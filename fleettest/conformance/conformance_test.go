@@ -54,6 +54,7 @@ func startRedis(t *testing.T) string {
 	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--loglevel", "warning")
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = dieWithTest()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
