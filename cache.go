@@ -1,11 +1,11 @@
 package robots
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -13,8 +13,6 @@ import (
 	"github.com/gregjones/httpcache"
 	"github.com/maypok86/otter/v2"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/crawlkit/robots/policy"
 )
 
 // robotsCache is what a transport knows of each origin's robots.txt and
@@ -66,6 +64,10 @@ type origin struct {
 	// key names the origin in the store and in the pacer's table (see
 	// originID.key).
 	key OriginKey
+	// robotsURL is where the origin's robots.txt is fetched, and
+	// robotsHost the Host header to send ("" for the URL's own).
+	robotsURL  *url.URL
+	robotsHost string
 
 	// st is read on every request and written only after a renewal, so
 	// it is an atomic pointer rather than another lock to take.
@@ -83,7 +85,8 @@ func (c *robotsCache) originFor(id originID) *origin {
 	if o, ok := c.table.GetIfPresent(id); ok {
 		return o
 	}
-	o, _ := c.table.SetIfAbsent(id, &origin{id: id, key: id.key()})
+	u, host := id.robotsURL()
+	o, _ := c.table.SetIfAbsent(id, &origin{id: id, key: id.key(), robotsURL: u, robotsHost: host})
 	return o
 }
 
@@ -126,9 +129,6 @@ func (c *robotsCache) state(ctx context.Context, o *origin, now time.Time) (*sta
 func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 	prev := o.current()
 	base := recordOf(prev)
-	// Where to fetch is known before anything is asked of the store, so
-	// that the renewal reads top-down: cache, store, fetcher.
-	robotsURL, host := o.id.robotsURL()
 	defer func() {
 		// The store, the fetcher and the logger contain their plug-ins'
 		// panics; this catches the rest, which singleflight would
@@ -136,7 +136,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		if p := recover(); p != nil {
 			c.logger.Error("robots: panic renewing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
 			res := unreachable("", fmt.Errorf("robots: panic: %v", p))
-			st = c.keep(o, newState(recordAfter(base, res, c.now(), c.times), res.err, prev.parsed()))
+			st = c.keep(o, newState(recordAfter(base, res, c.now(), c.times), res.err, prev.parsed()), nil)
 		}
 	}()
 	now := c.now()
@@ -149,6 +149,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		base = &stored.rec
 	}
 	var res fetchResult
+	var fetched *fetchResult
 	if base == nil || base.due(now) {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
@@ -162,36 +163,23 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 			// Fetch, and save what the fetch leads to, merged with what
 			// other writers stored meanwhile.
 			v := validatorsOf(base)
-			res = c.fetcher.fetch(ctx, robotsURL, host, v)
+			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
 			saved := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
-			base = &saved
-			c.stats.fetched(res)
-			c.logFetch(o, res, base)
+			base, fetched = &saved, &res
 		}
 	}
 	// Parse the body kept, once, unless it is one already parsed: the
 	// state's, or the one just fetched.
-	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed(), parsedBody{res.body, res.robots})))
+	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed(), parsedBody{res.body, res.robots})), fetched)
 }
 
-// parsedOf returns the body rec keeps with its parse: the parse of known
-// for the same body, or else the body parsed now; none when rec keeps no
-// parsed copy.
-func parsedOf(rec *record, known ...parsedBody) parsedBody {
-	k := rec.parsedCopy()
-	if k == nil {
-		return parsedBody{}
+// keep makes st o's state and weighs o again; fetched, when the renewal
+// fetched, is counted and logged with the record it led to.
+func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
+	if fetched != nil {
+		c.stats.fetched(*fetched)
+		c.logFetch(o, *fetched, &st.rec)
 	}
-	for _, p := range known {
-		if p.robots != nil && bytes.Equal(p.body, k.Body) {
-			return p
-		}
-	}
-	return parsedBody{k.Body, policy.Parse(k.Body)}
-}
-
-// keep makes st o's state and weighs o again.
-func (c *robotsCache) keep(o *origin, st *state) *state {
 	o.st.Store(st)
 	if cur, ok := c.table.GetIfPresent(o.id); ok && cur == o {
 		c.table.Set(o.id, o)

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlkit/robots/internal/lines"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -315,7 +315,9 @@ func readLimited(body io.Reader, encoding string, limit int) ([]byte, bool, erro
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	switch {
 	case errors.Is(err, errRawLimit):
-		return lines.Complete(data), true, nil
+		// The cut fell inside the compressed stream: keep the complete
+		// lines, as policy.Truncate does at the limit.
+		return data[:bytes.LastIndexAny(data, "\n\r")+1], true, nil
 	case err != nil:
 		return nil, false, err
 	case len(data) > limit:

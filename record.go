@@ -283,3 +283,19 @@ func (s *state) agent(now time.Time, after time.Duration, tokens []string) (agen
 	rules := s.rules(now, after)
 	return rules.robots.Agent(tokens...), rules.refuse
 }
+
+// parsedOf returns the body rec keeps with its parse: the parse of known
+// for the same body, or else the body parsed now; none when rec keeps no
+// parsed copy.
+func parsedOf(rec *record, known ...parsedBody) parsedBody {
+	k := rec.parsedCopy()
+	if k == nil {
+		return parsedBody{}
+	}
+	for _, p := range known {
+		if p.robots != nil && bytes.Equal(p.body, k.Body) {
+			return p
+		}
+	}
+	return parsedBody{k.Body, policy.Parse(k.Body)}
+}

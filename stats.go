@@ -222,7 +222,7 @@ func robotsInfo(o *origin, st *state, rules inForce, delay time.Duration, maxSiz
 	}
 	// Relative lines resolve against where the file was finally read
 	// from, after redirects (RFC 3986 section 5.1.3).
-	base, _ := o.id.robotsURL()
+	base := o.robotsURL
 	if read, err := url.Parse(good.URL); err == nil && good.URL != "" {
 		base = read
 	}

@@ -130,33 +130,37 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, tick
 		return nil, ticket{}, err
 	}
 	o := t.origins.originFor(tg.id)
-	now := t.cfg.now()
+	// decide decides the request on the origin's robots state as of now,
+	// renewed first when it is due, and returns the delay it is paced by.
+	// It decides once more only when the state it decided on is due by
+	// then: the wait for the politeness slot may outlast it, and the head
+	// of the line calls it again before it takes its slot, so that
+	// nothing goes out on a stale robots.txt and nothing comes between
+	// the slot and the send. now becomes the time after a renewal it
+	// waited for.
 	var st *state
-	if tg.robotsTxt {
-		st = o.current()
-	} else if st, now, err = t.origins.state(ctx, o, now); err != nil {
-		return nil, ticket{}, err
+	var agent policy.Agent
+	decided, now := false, t.cfg.now()
+	decide := func(at time.Time) (time.Duration, error) {
+		if decided && (tg.robotsTxt || !st.rec.due(at)) {
+			return t.pacer.delayFor(agent), nil
+		}
+		var err error
+		now = at
+		if tg.robotsTxt {
+			st = o.current()
+		} else if st, now, err = t.origins.state(ctx, o, at); err != nil {
+			return 0, err
+		}
+		decided = true
+		agent, err = t.decider.decide(st, &tg, now)
+		return t.pacer.delayFor(agent), err
 	}
-	agent, err := t.decider.decide(st, &tg, now)
+	delay, err := decide(now)
 	if err != nil {
 		return nil, ticket{}, err
 	}
-	// The wait for the politeness slot may outlast the robots state
-	// decided on: the request is then decided once more, on a fresh
-	// state, before it takes its slot, so that nothing goes out on a
-	// stale robots.txt and nothing comes between the slot and the send.
-	recheck := func(now time.Time) (time.Duration, error) {
-		if !tg.robotsTxt && st.rec.due(now) {
-			if st, now, err = t.origins.state(ctx, o, now); err != nil {
-				return 0, err
-			}
-			if agent, err = t.decider.decide(st, &tg, now); err != nil {
-				return 0, err
-			}
-		}
-		return t.pacer.delayFor(agent), nil
-	}
-	tk, err := t.pacer.wait(ctx, o, t.pacer.delayFor(agent), now, recheck)
+	tk, err := t.pacer.wait(ctx, o, delay, now, decide)
 	if err != nil {
 		return nil, ticket{}, err
 	}

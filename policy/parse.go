@@ -12,7 +12,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/crawlkit/robots/internal/lines"
 	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
 )
@@ -28,7 +27,8 @@ func Truncate(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
 	}
-	return lines.Complete(data[:limit])
+	data = data[:limit]
+	return data[:bytes.LastIndexAny(data, "\n\r")+1]
 }
 
 // fieldNames maps every field name the parser accepts, lower-cased, to the
