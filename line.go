@@ -152,3 +152,19 @@ func (l *line) aloneAfter(n int, delay time.Duration) time.Time {
 	}
 	return l.last.Add(time.Duration(n) * delay)
 }
+
+// latest returns the latest of times.
+func latest(times ...time.Time) time.Time {
+	var t time.Time
+	for _, u := range times {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
+}
+
+// slotTime rounds a slot to the microsecond: a Limiter's arithmetic is in
+// floating point, a few nanoseconds off a whole interval, and a store
+// keeps microseconds.
+func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }

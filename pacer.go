@@ -141,7 +141,7 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		ahead := s.line.ahead(w)
 		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
-			return ticket{}, tooLate(s.key, at, at.Sub(now), left)
+			return ticket{}, &SlotError{Origin: string(s.key), At: at, Left: left, wait: at.Sub(now)}
 		}
 		if ahead > 0 || at.After(now) {
 			waited = true
@@ -433,31 +433,17 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 	return at
 }
 
-func tooLate(key OriginKey, at time.Time, d, left time.Duration) error {
-	return &SlotError{Origin: string(key), At: at, Left: left, wait: d}
-}
-
-// budget returns the time left before ctx's deadline and the part of it
-// a wait may take: all but a tenth, the margin the request itself is
-// given to be sent and answered (rate.Limiter.Wait checks the same way,
-// without a margin). ok is false when ctx has no deadline. Deadlines are
-// real time: only these distances are carried onto the injected clock.
-func budget(ctx context.Context) (left, usable time.Duration, ok bool) {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return 0, 0, false
-	}
-	left = time.Until(deadline)
-	return left, left - left/10, true
-}
-
 // limit returns the latest slot a request of ctx can use, read at now on
 // the injected clock, and the time left before its deadline; the zero
-// time when ctx has none.
+// time when ctx has none. A wait may take all but a tenth of the time
+// left, the margin the request itself is given to be sent and answered
+// (rate.Limiter.Wait checks the same way, without a margin). Deadlines
+// are real time: only the distance is carried onto the injected clock.
 func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
-	left, usable, ok := budget(ctx)
+	deadline, ok := ctx.Deadline()
 	if !ok {
 		return time.Time{}, 0
 	}
-	return now.Add(usable), left
+	left := time.Until(deadline)
+	return now.Add(left - left/10), left
 }
