@@ -63,12 +63,6 @@ func serve(status int, body string) http.HandlerFunc {
 	}
 }
 
-func (s *site) setRobots(h http.HandlerFunc) {
-	s.mu.Lock()
-	s.robots = h
-	s.mu.Unlock()
-}
-
 func (s *site) setPages(h http.HandlerFunc) {
 	s.mu.Lock()
 	s.pages = h
