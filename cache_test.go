@@ -4,75 +4,78 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/crawlkit/robots/policy"
 )
+
+// The tests of the cache run in testing/synctest bubbles over a fakeSite,
+// as the pacer's do: time.Sleep moves the bubble's clock past a
+// freshness, a back-off or 30 days of outage at once, and the fakeSite
+// counts the fetches. They use only the transport's exported API.
 
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
 // falls back to its last good copy, or with none to allowing everything,
 // and refuses everything until then (RFC 9309 section 2.3.1.4).
 func TestFallbackAfter30Days(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		first       http.HandlerFunc // nil: unreachable from the start
-		private     bool             // whether /private is allowed after 30 days
-		wantPolicy  bool
-		wantOutcome Outcome
+		name       string
+		first      http.HandlerFunc // nil: unreachable from the start
+		private    bool             // whether /private is allowed after 30 days
+		wantPolicy bool
 	}{
 		{name: "last good copy parsed", first: serve(200, privateRobots), private: false, wantPolicy: true},
 		{name: "last good copy unavailable", first: serve(404, ""), private: true},
 		{name: "no good copy", private: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSite(t, serve(503, ""))
-			c := newClock()
-			tr := newTestTransport(t, c, Options{})
-			ctx := context.Background()
-			if tc.first != nil {
-				s.setRobots(tc.first)
-				if err := tr.Check(ctx, s.URL+"/public"); err != nil {
-					t.Fatalf("before the outage: %v", err)
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(serve(503, ""))
+				tr := newBubbleTransport(site, Options{})
+				ctx := context.Background()
+				if tc.first != nil {
+					site.setRobots(tc.first)
+					if err := tr.Check(ctx, "http://site.example/public"); err != nil {
+						t.Fatalf("before the outage: %v", err)
+					}
+					time.Sleep(DefaultFreshness)
+					site.setRobots(serve(503, ""))
 				}
-				c.Advance(DefaultFreshness)
-				s.setRobots(serve(503, ""))
-			}
-			start := c.Now()
-			// Thirty days written out, not read from the default, so that
-			// a changed default fails here.
-			const day = 24 * time.Hour
-			// Requests keep coming through the outage, each retry due
-			// fetching again, and are refused until the last hour of day
-			// 30 is over.
-			for c.Now().Before(start.Add(30*day - time.Hour)) {
-				if err := tr.Check(ctx, s.URL+"/public"); !errors.Is(err, ErrDisallowed) {
-					t.Fatalf("%v into the outage: %v, want refused", c.Now().Sub(start), err)
+				start := time.Now()
+				// Thirty days written out, not read from the default, so
+				// that a changed default fails here.
+				const day = 24 * time.Hour
+				// Requests keep coming through the outage, each retry due
+				// fetching again, and are refused until the last hour of
+				// day 30 is over.
+				for time.Now().Before(start.Add(30*day - time.Hour)) {
+					if err := tr.Check(ctx, "http://site.example/public"); !errors.Is(err, ErrDisallowed) {
+						t.Fatalf("%v into the outage: %v, want refused", time.Since(start), err)
+					}
+					time.Sleep(time.Hour)
 				}
-				c.Advance(time.Hour)
-			}
-			if d := c.Now().Sub(start); d != 30*day-time.Hour {
-				t.Fatalf("the loop ended %v into the outage", d)
-			}
-			for _, at := range []time.Duration{30 * day, 31 * day} {
-				c.Advance(start.Add(at).Sub(c.Now()))
-				if err := tr.Check(ctx, s.URL+"/public"); err != nil {
-					t.Errorf("after %v: /public %v, want allowed", at, err)
+				if d := time.Since(start); d != 30*day-time.Hour {
+					t.Fatalf("the loop ended %v into the outage", d)
 				}
-				err := tr.Check(ctx, s.URL+"/private")
-				if tc.private != (err == nil) {
-					t.Errorf("after %v: /private %v, want allowed=%v", at, err, tc.private)
+				for _, at := range []time.Duration{30 * day, 31 * day} {
+					time.Sleep(time.Until(start.Add(at)))
+					if err := tr.Check(ctx, "http://site.example/public"); err != nil {
+						t.Errorf("after %v: /public %v, want allowed", at, err)
+					}
+					err := tr.Check(ctx, "http://site.example/private")
+					if tc.private != (err == nil) {
+						t.Errorf("after %v: /private %v, want allowed=%v", at, err, tc.private)
+					}
+					info, _ := tr.Robots(ctx, "http://site.example/")
+					if info.Outcome != Unreachable || !info.Fallback || (info.Policy != nil) != tc.wantPolicy || !info.UnreachableSince.Equal(start) {
+						t.Errorf("after %v: Robots = %+v", at, info)
+					}
 				}
-				info, _ := tr.Robots(ctx, s.URL)
-				if info.Outcome != Unreachable || !info.Fallback || (info.Policy != nil) != tc.wantPolicy || !info.UnreachableSince.Equal(start) {
-					t.Errorf("after %v: Robots = %+v", at, info)
-				}
-			}
+			})
 		})
 	}
 }
@@ -91,28 +94,30 @@ func TestFreshness(t *testing.T) {
 		{"invalid max-age ignored", "max-age=soon", 24 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-				if tc.cacheControl != "" {
-					w.Header().Set("Cache-Control", tc.cacheControl)
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					if tc.cacheControl != "" {
+						w.Header().Set("Cache-Control", tc.cacheControl)
+					}
+					io.WriteString(w, privateRobots)
+				})
+				tr := newBubbleTransport(site, Options{})
+				start := time.Now()
+				check := func(want int) {
+					t.Helper()
+					if err := tr.Check(context.Background(), "http://site.example/page"); err != nil {
+						t.Fatal(err)
+					}
+					if got := len(site.robotsHits()); got != want {
+						t.Fatalf("at +%v: %d fetches, want %d", time.Since(start), got, want)
+					}
 				}
-				io.WriteString(w, privateRobots)
+				check(1)
+				time.Sleep(tc.ttl - time.Second)
+				check(1)
+				time.Sleep(time.Second)
+				check(2)
 			})
-			c := newClock()
-			tr := newTestTransport(t, c, Options{})
-			check := func(want int64) {
-				t.Helper()
-				if err := tr.Check(context.Background(), s.URL+"/page"); err != nil {
-					t.Fatal(err)
-				}
-				if got := s.robotsHits.Load(); got != want {
-					t.Fatalf("at +%v: %d fetches, want %d", c.Now().Sub(newClock().Now()), got, want)
-				}
-			}
-			check(1)
-			c.Advance(tc.ttl - time.Second)
-			check(1)
-			c.Advance(time.Second)
-			check(2)
 		})
 	}
 }
@@ -136,75 +141,81 @@ func TestBackoff(t *testing.T) {
 			24 * time.Hour, 24 * time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSite(t, serve(500, ""))
-			c := newClock()
-			tr := newTestTransport(t, c, Options{MaxBackoff: tc.maxBackoff})
-			ctx := context.Background()
-			for i, want := range tc.want {
-				var de *DisallowedError
-				if err := tr.Check(ctx, s.URL+"/x"); !errors.As(err, &de) {
-					t.Fatalf("retry %d: %v, want refused", i, err)
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(serve(500, ""))
+				tr := newBubbleTransport(site, Options{MaxBackoff: tc.maxBackoff})
+				ctx := context.Background()
+				for i, want := range tc.want {
+					var de *DisallowedError
+					if err := tr.Check(ctx, "http://site.example/x"); !errors.As(err, &de) {
+						t.Fatalf("retry %d: %v, want refused", i, err)
+					}
+					if got := time.Until(de.RetryAt); got != want {
+						t.Fatalf("retry %d: next retry in %v, want %v", i, got, want)
+					}
+					fetches := len(site.robotsHits())
+					time.Sleep(want - time.Second)
+					if err := tr.Check(ctx, "http://site.example/x"); !errors.Is(err, ErrDisallowed) || len(site.robotsHits()) != fetches {
+						t.Fatalf("retry %d: before the retry time: %v after %d fetches, want refused without one", i, err, len(site.robotsHits())-fetches)
+					}
+					time.Sleep(time.Second)
 				}
-				if got := de.RetryAt.Sub(c.Now()); got != want {
-					t.Fatalf("retry %d: next retry in %v, want %v", i, got, want)
-				}
-				fetches := s.robotsHits.Load()
-				c.Advance(want - time.Second)
-				if err := tr.Check(ctx, s.URL+"/x"); !errors.Is(err, ErrDisallowed) || s.robotsHits.Load() != fetches {
-					t.Fatalf("retry %d: before the retry time: %v after %d fetches, want refused without one", i, err, s.robotsHits.Load()-fetches)
-				}
-				c.Advance(time.Second)
-			}
+			})
 		})
 	}
 	t.Run("Retry-After lengthens the first retry", func(t *testing.T) {
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Retry-After", "900")
-			w.WriteHeader(503)
+		synctest.Test(t, func(t *testing.T) {
+			site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "900")
+				w.WriteHeader(503)
+			})
+			tr := newBubbleTransport(site, Options{})
+			var de *DisallowedError
+			if err := tr.Check(context.Background(), "http://site.example/x"); !errors.As(err, &de) || time.Until(de.RetryAt) != 15*time.Minute {
+				t.Fatalf("Check = %v, want a retry in 15m", err)
+			}
 		})
-		c := newClock()
-		tr := newTestTransport(t, c, Options{})
-		var de *DisallowedError
-		if err := tr.Check(context.Background(), s.URL+"/x"); !errors.As(err, &de) || de.RetryAt.Sub(c.Now()) != 15*time.Minute {
-			t.Fatalf("Check = %v, want a retry in 15m", err)
-		}
 	})
 	t.Run("one retry at a time", func(t *testing.T) {
-		release := make(chan struct{})
-		var fail atomic.Bool
-		fail.Store(true)
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			if fail.Load() {
-				w.WriteHeader(503)
-				return
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			var fail atomic.Bool
+			fail.Store(true)
+			site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+				if fail.Load() {
+					w.WriteHeader(503)
+					return
+				}
+				hold(r, release)
+				io.WriteString(w, privateRobots)
+			})
+			tr := newBubbleTransport(site, Options{})
+			tr.Check(context.Background(), "http://site.example/x")
+			fail.Store(false)
+			time.Sleep(time.Hour)
+			var wg sync.WaitGroup
+			errs := make(chan error, 50)
+			for range 50 {
+				wg.Go(func() { errs <- tr.Check(context.Background(), "http://site.example/x") })
 			}
-			hold(r, release)
-			io.WriteString(w, privateRobots)
+			// Every Check has started and waits: on the retry under way,
+			// which is held, or for nothing else.
+			synctest.Wait()
+			if got := len(site.robotsHits()); got != 2 {
+				t.Errorf("%d fetches while the retry is under way, want 2 (one failure, one retry)", got)
+			}
+			close(release)
+			bubbleWaitGroup(t, &wg, "every Check to return")
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Errorf("after the retry: %v", err)
+				}
+			}
+			if got := len(site.robotsHits()); got != 2 {
+				t.Errorf("%d fetches, want 2 (one failure, one retry)", got)
+			}
 		})
-		c := newClock()
-		tr := newTestTransport(t, c, Options{})
-		tr.Check(context.Background(), s.URL+"/x")
-		fail.Store(false)
-		c.Advance(time.Hour)
-		var wg sync.WaitGroup
-		errs := make(chan error, 50)
-		for range 50 {
-			wg.Go(func() { errs <- tr.Check(context.Background(), s.URL+"/x") })
-		}
-		// Release the retry once it is under way; the others are either
-		// waiting on it or not yet started, and neither may fetch.
-		waitFor(t, "the retry to start", func() bool { return s.robotsHits.Load() >= 2 })
-		close(release)
-		waitGroup(t, &wg, "every Check to return")
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("after the retry: %v", err)
-			}
-		}
-		if got := s.robotsHits.Load(); got != 2 {
-			t.Errorf("%d fetches, want 2 (one failure, one retry)", got)
-		}
 	})
 }
 
@@ -218,112 +229,123 @@ func TestRevalidation(t *testing.T) {
 		{"Last-Modified", "Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT", "If-Modified-Since"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var conditional atomic.Value
-			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(tc.header, tc.value)
-				// Freshness headers that would make httpcache answer
-				// from its own cache by the wall clock.
-				w.Header().Set("Cache-Control", "max-age=86400")
-				if v := r.Header.Get(tc.conditional); v != "" {
-					conditional.Store(v)
-					w.WriteHeader(http.StatusNotModified)
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set(tc.header, tc.value)
+					// Freshness headers that would make httpcache answer
+					// from its own cache by its clock.
+					w.Header().Set("Cache-Control", "max-age=86400")
+					if r.Header.Get(tc.conditional) != "" {
+						w.WriteHeader(http.StatusNotModified)
+						return
+					}
+					io.WriteString(w, privateRobots)
+				})
+				tr := newBubbleTransport(site, Options{})
+				ctx := context.Background()
+				tr.Check(ctx, "http://site.example/private")
+				time.Sleep(DefaultFreshness)
+				if err := tr.Check(ctx, "http://site.example/private"); !errors.Is(err, ErrDisallowed) {
+					t.Errorf("after revalidation: /private %v, want still refused", err)
+				}
+				hits := site.robotsHits()
+				if len(hits) != 2 || hits[1].header.Get(tc.conditional) != tc.value {
+					t.Fatalf("%d fetches, the second with %s %q; want 2 and %s", len(hits), tc.conditional, hits[len(hits)-1].header.Get(tc.conditional), tc.value)
+				}
+				if st := tr.Stats(); st.Revalidated != 1 || st.Fetches[Parsed] != 2 {
+					t.Errorf("Stats = %+v, want 2 parsed fetches, 1 revalidated", st)
+				}
+				info, _ := tr.Robots(ctx, "http://site.example/")
+				if want := time.Now().Add(DefaultFreshness); !info.Expires.Equal(want) {
+					t.Errorf("Expires = %v, want %v, 24h after the revalidation", info.Expires, want)
+				}
+			})
+		})
+	}
+	t.Run("changed file replaces the rules", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var version atomic.Int64
+			site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("ETag", `"v`+string(rune('0'+version.Load()))+`"`)
+				io.WriteString(w, []string{privateRobots, "User-agent: *\nDisallow: /other\n"}[version.Load()])
+			})
+			tr := newBubbleTransport(site, Options{})
+			ctx := context.Background()
+			tr.Check(ctx, "http://site.example/private")
+			version.Store(1)
+			time.Sleep(DefaultFreshness)
+			if err := tr.Check(ctx, "http://site.example/private"); err != nil {
+				t.Errorf("/private under the new file: %v", err)
+			}
+			if err := tr.Check(ctx, "http://site.example/other"); !errors.Is(err, ErrDisallowed) {
+				t.Errorf("/other under the new file: %v", err)
+			}
+		})
+	})
+	t.Run("stale-if-error does not hide a 5xx", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var fail atomic.Bool
+			site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("ETag", `"v1"`)
+				w.Header().Set("Cache-Control", "max-age=60, stale-if-error=86400")
+				if fail.Load() {
+					w.WriteHeader(500)
 					return
 				}
 				io.WriteString(w, privateRobots)
 			})
-			c := newClock()
-			tr := newTestTransport(t, c, Options{})
-			ctx := context.Background()
-			tr.Check(ctx, s.URL+"/private")
-			c.Advance(DefaultFreshness)
-			if err := tr.Check(ctx, s.URL+"/private"); !errors.Is(err, ErrDisallowed) {
-				t.Errorf("after revalidation: /private %v, want still refused", err)
+			tr := newBubbleTransport(site, Options{})
+			tr.Check(context.Background(), "http://site.example/x")
+			fail.Store(true)
+			time.Sleep(time.Minute)
+			if info, _ := tr.Robots(context.Background(), "http://site.example/"); info.Outcome != Unreachable {
+				t.Errorf("after a 500: %v, want unreachable", info.Outcome)
 			}
-			if s.robotsHits.Load() != 2 || conditional.Load() != tc.value {
-				t.Errorf("%d fetches, %s %v; want 2 and %s", s.robotsHits.Load(), tc.conditional, conditional.Load(), tc.value)
-			}
-			if st := tr.Stats(); st.Revalidated != 1 || st.Fetches[Parsed] != 2 {
-				t.Errorf("Stats = %+v, want 2 parsed fetches, 1 revalidated", st)
-			}
-			info, _ := tr.Robots(ctx, s.URL)
-			if !info.Expires.Equal(c.Now().Add(DefaultFreshness)) {
-				t.Errorf("Expires = %v, want 24h after the revalidation", info.Expires)
+			if n := len(site.robotsHits()); n != 2 {
+				t.Errorf("%d fetches, want 2: the 500 was answered from a cache", n)
 			}
 		})
-	}
-	t.Run("changed file replaces the rules", func(t *testing.T) {
-		var version atomic.Int64
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("ETag", `"v`+string(rune('0'+version.Load()))+`"`)
-			io.WriteString(w, []string{privateRobots, "User-agent: *\nDisallow: /other\n"}[version.Load()])
-		})
-		c := newClock()
-		tr := newTestTransport(t, c, Options{})
-		ctx := context.Background()
-		tr.Check(ctx, s.URL+"/private")
-		version.Store(1)
-		c.Advance(DefaultFreshness)
-		if err := tr.Check(ctx, s.URL+"/private"); err != nil {
-			t.Errorf("/private under the new file: %v", err)
-		}
-		if err := tr.Check(ctx, s.URL+"/other"); !errors.Is(err, ErrDisallowed) {
-			t.Errorf("/other under the new file: %v", err)
-		}
-	})
-	t.Run("stale-if-error does not hide a 5xx", func(t *testing.T) {
-		var fail atomic.Bool
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("Cache-Control", "max-age=60, stale-if-error=86400")
-			if fail.Load() {
-				w.WriteHeader(500)
-				return
-			}
-			io.WriteString(w, privateRobots)
-		})
-		c := newClock()
-		tr := newTestTransport(t, c, Options{})
-		tr.Check(context.Background(), s.URL+"/x")
-		fail.Store(true)
-		c.Advance(time.Minute)
-		if info, _ := tr.Robots(context.Background(), s.URL); info.Outcome != Unreachable {
-			t.Errorf("after a 500: %v, want unreachable", info.Outcome)
-		}
 	})
 }
 
 // TestNotModifiedBodyClosed checks the guard under httpcache, which
 // drops the network body of a 304 without closing it.
 func TestNotModifiedBodyClosed(t *testing.T) {
-	var notModified *trackedBody
-	var calls atomic.Int64
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		h := http.Header{"Etag": {`"v1"`}}
-		if calls.Add(1) == 1 {
-			return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(privateRobots)), Request: r}, nil
+	synctest.Test(t, func(t *testing.T) {
+		var notModified *trackedBody
+		var calls atomic.Int64
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{"Etag": {`"v1"`}}
+			if calls.Add(1) == 1 {
+				return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(privateRobots)), Request: r}, nil
+			}
+			if r.Header.Get("If-None-Match") != `"v1"` {
+				t.Errorf("revalidation without If-None-Match")
+			}
+			notModified = newTrackedBody("")
+			return &http.Response{StatusCode: http.StatusNotModified, Header: h, Body: notModified, Request: r}, nil
+		})
+		tr := NewTransport(base, Options{})
+		tr.Check(context.Background(), "http://site.example/x")
+		time.Sleep(DefaultFreshness)
+		if err := tr.Check(context.Background(), "http://site.example/private"); !errors.Is(err, ErrDisallowed) {
+			t.Fatalf("after the 304: %v, want refused by the stored copy", err)
 		}
-		if r.Header.Get("If-None-Match") != `"v1"` {
-			t.Errorf("revalidation without If-None-Match")
+		if calls.Load() != 2 {
+			t.Fatalf("%d robots.txt requests, want 2: the test does not reach its 304", calls.Load())
 		}
-		notModified = newTrackedBody("")
-		return &http.Response{StatusCode: http.StatusNotModified, Header: h, Body: notModified, Request: r}, nil
+		if notModified == nil || !notModified.closed.Load() {
+			t.Errorf("the 304's body was not closed")
+		}
 	})
-	c := newClock()
-	tr := NewTransport(base, Options{Now: c.Now, Sleep: c.Sleep})
-	tr.Check(context.Background(), "http://site.example/x")
-	c.Advance(DefaultFreshness)
-	if err := tr.Check(context.Background(), "http://site.example/private"); !errors.Is(err, ErrDisallowed) {
-		t.Fatalf("after the 304: %v, want refused by the stored copy", err)
-	}
-	if notModified == nil || !notModified.closed.Load() {
-		t.Errorf("the 304's body was not closed")
-	}
 }
 
-// TestRenewalParsesOnce checks that the renewal parses the body of a
-// record it reads from the store only when it is not the body its state
-// already holds parsed: the same body keeps the earlier parse, another
-// is parsed and decides.
+// TestRenewalParsesOnce checks that the renewal of a stale robots.txt
+// that finds a newer record in the store, stored by another transport
+// sharing it, takes that record without fetching, and parses its body
+// only when it is not the body the transport already holds parsed: the
+// same body keeps the earlier parse (the same *policy.Robots), another is
+// parsed and decides.
 func TestRenewalParsesOnce(t *testing.T) {
 	disallowAll := "User-agent: *\nDisallow: /\n"
 	for _, tc := range []struct {
@@ -334,34 +356,45 @@ func TestRenewalParsesOnce(t *testing.T) {
 		{"another body is parsed", disallowAll, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClock()
-			cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
-			base := rtFunc(func(*http.Request) (*http.Response, error) {
-				t.Error("the renewal fetched; want the stored record")
-				return nil, errors.New("unexpected")
+			synctest.Test(t, func(t *testing.T) {
+				store := NewMemoryCache(16, DefaultCacheBytes)
+				mine, theirs := newFakeSite(serve(200, privateRobots)), newFakeSite(serve(200, tc.stored))
+				tr := newBubbleTransport(mine, Options{Cache: store})
+				other := newBubbleTransport(theirs, Options{Cache: store})
+				ctx := context.Background()
+				before, err := tr.Robots(ctx, "http://site.example/")
+				if err != nil || before.Policy == nil {
+					t.Fatalf("Robots = %+v, %v; want the parsed file", before, err)
+				}
+				time.Sleep(DefaultFreshness)
+				// Another writer renews the stale record first and stores
+				// a newer, fresh one.
+				if _, err := other.Robots(ctx, "http://site.example/"); err != nil {
+					t.Fatal(err)
+				}
+				if n := len(theirs.robotsHits()); n != 1 {
+					t.Fatalf("the other transport fetched %d times, want once: the test does not reach its case", n)
+				}
+				after, err := tr.Robots(ctx, "http://site.example/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(mine.robotsHits()); n != 1 {
+					t.Errorf("the renewal fetched (%d fetches in all); want the stored record", n)
+				}
+				if !after.FetchedAt.Equal(time.Now()) || string(after.Body) != tc.stored {
+					t.Fatalf("renewed to the record fetched at %v with %q; want the stored one, fetched now", after.FetchedAt, after.Body)
+				}
+				if same := after.Policy == before.Policy; same != tc.wantSame {
+					t.Errorf("kept the earlier parse: %v, want %v", same, tc.wantSame)
+				}
+				if after.Policy == nil || after.Policy.Agent("ExampleBot").Allowed("/public") != tc.wantSame {
+					t.Errorf("parse %v does not decide as the stored body %q", after.Policy, tc.stored)
+				}
+				if err := tr.Check(ctx, "http://site.example/public"); (err == nil) != tc.wantSame {
+					t.Errorf("/public after the renewal: %v, want allowed=%v", err, tc.wantSame)
+				}
 			})
-			store := NewMemoryCache(16, DefaultCacheBytes)
-			var cache robotsCache
-			cache.init(&cfg, store, nil, base, c.Now, c.Sleep, &counters{})
-			o := cache.originFor(originID{host: "site.example"})
-			body := []byte(privateRobots)
-			prev := newState(record{Outcome: Parsed, Body: body, FetchedAt: c.Now().Add(-time.Hour), Expires: c.Now()}, nil, parsedBody{body, policy.Parse(body)})
-			o.st.Store(prev)
-			// Another writer stored a newer, fresh record.
-			stored := freshRecord(c.Now())
-			stored.Body = []byte(tc.stored)
-			store.Set(plainKey(RecordKey{Origin: o.key}), stored.encode())
-
-			st := cache.renew(context.Background(), o)
-			if !st.rec.FetchedAt.Equal(c.Now()) || string(st.rec.Body) != tc.stored {
-				t.Fatalf("record %+v; want the stored one", st.rec)
-			}
-			if same := st.robots == prev.robots; same != tc.wantSame {
-				t.Errorf("kept the state's parse: %v, want %v", same, tc.wantSame)
-			}
-			if st.robots == nil || st.robots.Allowed("/public", "ExampleBot") != tc.wantSame {
-				t.Errorf("parse %v does not decide as the stored body %q", st.robots, tc.stored)
-			}
 		})
 	}
 }

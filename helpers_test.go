@@ -2,6 +2,7 @@ package robots
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,16 +63,134 @@ func serve(status int, body string) http.HandlerFunc {
 	}
 }
 
-func (s *site) setRobots(h http.HandlerFunc) {
+func (s *site) setPages(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.pages = h
+	s.mu.Unlock()
+}
+
+// allowAll is a robots.txt that allows everything.
+const allowAll = "User-agent: *\nAllow: /\n"
+
+// fakeSite is a site in memory, the base RoundTripper of the tests that
+// run in a testing/synctest bubble: /robots.txt is answered by a handler
+// the test sets, every other path by another (with none, 200 and the
+// path), on whatever host the request names, and every request that
+// reaches it is recorded with the bubble's time. No network: a bubble's
+// time moves only while every goroutine in it waits durably, which a
+// goroutine reading a socket does not, so a server would either stall
+// the clock or answer outside it. It is safe for concurrent use.
+type fakeSite struct {
+	// mu protects the fields below.
+	mu     sync.Mutex
+	robots http.HandlerFunc
+	pages  http.HandlerFunc
+	hits   []hit
+}
+
+// hit is one request that reached a fakeSite.
+type hit struct {
+	at     time.Time // on the bubble's clock
+	url    string    // scheme, host, path and query, as sent
+	header http.Header
+}
+
+// newFakeSite returns a fakeSite answering /robots.txt with robots (nil:
+// allowAll).
+func newFakeSite(robots http.HandlerFunc) *fakeSite {
+	if robots == nil {
+		robots = serve(200, allowAll)
+	}
+	return &fakeSite{robots: robots}
+}
+
+func (s *fakeSite) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.hits = append(s.hits, hit{at: time.Now(), url: r.URL.String(), header: r.Header.Clone()})
+	h := s.pages
+	if r.URL.Path == "/robots.txt" {
+		h = s.robots
+	}
+	s.mu.Unlock()
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	if h == nil {
+		h = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.RequestURI()) }
+	}
+	rec := httptest.NewRecorder()
+	h(rec, r)
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+func (s *fakeSite) setRobots(h http.HandlerFunc) {
 	s.mu.Lock()
 	s.robots = h
 	s.mu.Unlock()
 }
 
-func (s *site) setPages(h http.HandlerFunc) {
+func (s *fakeSite) setPages(h http.HandlerFunc) {
 	s.mu.Lock()
 	s.pages = h
 	s.mu.Unlock()
+}
+
+// robotsHits returns the requests for /robots.txt so far, in order.
+func (s *fakeSite) robotsHits() []hit {
+	return s.hitsWhere(func(h hit) bool { return strings.HasSuffix(h.url, "/robots.txt") })
+}
+
+// pageHits returns the requests for anything but /robots.txt so far, in
+// order.
+func (s *fakeSite) pageHits() []hit {
+	return s.hitsWhere(func(h hit) bool { return !strings.HasSuffix(h.url, "/robots.txt") })
+}
+
+// hitOf returns the request for url, failing the test unless exactly one
+// reached the site.
+func (s *fakeSite) hitOf(t testing.TB, url string) hit {
+	t.Helper()
+	hits := s.hitsWhere(func(h hit) bool { return h.url == url })
+	if len(hits) != 1 {
+		t.Fatalf("%d requests for %s reached the site, want 1", len(hits), url)
+	}
+	return hits[0]
+}
+
+func (s *fakeSite) hitsWhere(keep func(hit) bool) []hit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []hit
+	for _, h := range s.hits {
+		if keep(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// hitTimes returns the times of hits, each as the time since start.
+func hitTimes(hits []hit, start time.Time) []time.Duration {
+	out := make([]time.Duration, len(hits))
+	for i, h := range hits {
+		out[i] = h.at.Sub(start)
+	}
+	return out
+}
+
+// newBubbleTransport returns a transport on base for a test in a
+// synctest bubble, on the bubble's clock (no Options.Now or Sleep), that
+// does not space requests unless the test asks for it.
+func newBubbleTransport(base http.RoundTripper, opts Options) *Transport {
+	if opts.UserAgent == "" {
+		opts.UserAgent = "ExampleBot/1.0"
+	}
+	if opts.MinDelay == 0 {
+		opts.MinDelay = -1
+	}
+	return NewTransport(base, opts)
 }
 
 // newTestTransport returns a transport on the test clock that does not
@@ -184,16 +303,42 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // once waitCeiling has passed.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	tm := time.NewTimer(waitCeiling)
+	return recvWithin(t, ch, waitCeiling, what)
+}
+
+// recvWithin is recv with a ceiling of its own.
+func recvWithin[T any](t testing.TB, ch <-chan T, ceiling time.Duration, what string) T {
+	t.Helper()
+	tm := time.NewTimer(ceiling)
 	defer tm.Stop()
 	select {
 	case v := <-ch:
 		return v
 	case <-tm.C:
-		t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
+		t.Fatalf("still waiting, after %v, for %s", ceiling, what)
 	}
 	var zero T
 	return zero
+}
+
+// bubbleCeiling bounds every wait of a test in a synctest bubble, on the
+// bubble's clock: longer than any wait a transport asks for (a
+// Retry-After pause lasts at most MaxBackoff, 4 hours by default), and
+// free, since a bubble whose goroutines all wait moves its clock to the
+// next timer at once. A lost wake-up fails the test in no real time.
+const bubbleCeiling = 24 * time.Hour
+
+// bubbleRecv is recv in a synctest bubble, bounded by bubbleCeiling.
+func bubbleRecv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	return recvWithin(t, ch, bubbleCeiling, what)
+}
+
+// bubbleWaitGroup is waitGroup in a synctest bubble, bounded by
+// bubbleCeiling.
+func bubbleWaitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	waitGroupWithin(t, wg, bubbleCeiling, what)
 }
 
 // waitGroup waits for wg, failing the test with what it was waiting for
@@ -237,4 +382,172 @@ func holdCtx(ctx context.Context, release <-chan struct{}) {
 	case <-ctx.Done():
 	case <-tm.C:
 	}
+}
+
+// roundTripWithin is tr.RoundTrip(req) bounded by waitCeiling, reading
+// the body: a pacing defect that blocks a request fails the test instead
+// of hanging the package.
+func roundTripWithin(t *testing.T, tr http.RoundTripper, req *http.Request) (string, error) {
+	t.Helper()
+	return roundTripCeiling(t, tr, req, waitCeiling)
+}
+
+// bubbleRoundTrip is roundTripWithin in a synctest bubble, bounded by
+// bubbleCeiling.
+func bubbleRoundTrip(t *testing.T, tr http.RoundTripper, req *http.Request) (string, error) {
+	t.Helper()
+	return roundTripCeiling(t, tr, req, bubbleCeiling)
+}
+
+// bubbleGet is getWithin in a synctest bubble, bounded by bubbleCeiling.
+func bubbleGet(t *testing.T, tr http.RoundTripper, url string) (string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bubbleRoundTrip(t, tr, req)
+}
+
+// roundTripCeiling is tr.RoundTrip(req) bounded by ceiling, reading the
+// body.
+func roundTripCeiling(t *testing.T, tr http.RoundTripper, req *http.Request, ceiling time.Duration) (string, error) {
+	t.Helper()
+	type result struct {
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{string(b), err}
+	}()
+	r := recvWithin(t, done, ceiling, "the answer to "+req.Method+" "+req.URL.String())
+	return r.body, r.err
+}
+
+// getWithin is get bounded by waitCeiling.
+func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roundTripWithin(t, tr, req)
+}
+
+// sendFrom sends a GET for url through tr, for a goroutine of a test: it
+// returns the error, if any, instead of failing the test.
+func sendFrom(tr http.RoundTripper, url string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// The helpers below serve the tests still on the injected clock
+// (Options.Now and Options.Sleep, internal/fakeclock), in stats_test.go;
+// the pacer's and the cache's run in synctest bubbles instead.
+
+// heldSleeps is an Options.Sleep that holds every wait until release is
+// closed (or the waiter's context ends), then moves c on by it.
+type heldSleeps struct {
+	c       *testClock
+	release chan struct{}
+}
+
+func newHeldSleeps(c *testClock) *heldSleeps {
+	return &heldSleeps{c: c, release: make(chan struct{})}
+}
+
+func (h *heldSleeps) sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-h.release:
+		h.c.Advance(d)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fleetStub is a fleet store in memory for one process: its slots follow
+// Fleet's contract, and while down is set each reservation fails
+// after taking lag on the clock, as a Redis call that times out.
+type fleetStub struct {
+	*fleetStore
+	clock   *testClock
+	lag     time.Duration
+	members int
+	down    atomic.Bool
+
+	mu           sync.Mutex
+	last, paused time.Time
+}
+
+func (f *fleetStub) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	if f.down.Load() {
+		f.clock.Advance(f.lag)
+		return Slot{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := latest(req.Now, req.NotBefore, f.paused)
+	if !f.last.IsZero() {
+		at = latest(at, f.last.Add(req.Interval))
+	}
+	if !req.Limit.IsZero() && at.After(req.Limit) {
+		return Slot{At: at, Members: f.members}, nil
+	}
+	f.last = at
+	return Slot{At: at, Reserved: true, Members: f.members}, nil
+}
+
+func (f *fleetStub) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
+	return nil
+}
+
+func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = latest(f.paused, until)
+	return nil
+}
+
+func (f *fleetStub) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
+	if f.down.Load() {
+		return time.Time{}, errors.New("store unavailable")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return latest(req.Now, f.paused), nil
+}
+
+// sendLog is a base that answers robots.txt with allowAll and records
+// the time, on clock, at which each other request is sent.
+type sendLog struct {
+	clock *testClock
+	mu    sync.Mutex
+	sends []time.Time
+}
+
+func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := allowAll
+	if r.URL.Path != "/robots.txt" {
+		l.mu.Lock()
+		l.sends = append(l.sends, l.clock.Now())
+		l.mu.Unlock()
+		body = "page"
+	}
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
 }

@@ -117,13 +117,6 @@ func (p *localPace) drop(s *schedule) {
 	delete(p.table, s.key)
 }
 
-// len returns the number of schedules held.
-func (p *localPace) len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.table)
-}
-
 // ReserveSlot reserves origin's next slot for req, as a Fleet's does in
 // the fleet.
 func (p *localPace) ReserveSlot(_ context.Context, origin OriginKey, req SlotRequest) (Slot, error) {

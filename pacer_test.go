@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,460 +13,164 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
+// The tests of the pacer run in testing/synctest bubbles over a fakeSite:
+// time.Now, time.Sleep and every timer in the bubble are the bubble's,
+// which moves only when every goroutine in it waits, so a test crosses a
+// delay or an hour-long pause at once and asserts the exact time each
+// request reached the site. synctest.Wait lets the goroutines settle; a
+// wait on a result still has its deadline (bubbleRecv, bubbleGet), on
+// the bubble's clock.
+// The tests use only the transport's exported API.
+
 // TestWorkerPoolKeepsPace checks that a pool of workers with short client
-// timeouts on one origin keeps requests reaching the server at the paced
+// timeouts on one origin keeps requests reaching the site at the paced
 // rate, instead of stalling behind slots that failed-fast or timed-out
-// waiters never gave back. It runs on the real clock, as Client.Timeout
-// does, so it asserts only what a paused machine cannot break: a pause
-// delays a request and never sends one early, so the k-th arrival comes
-// at least k delays after the start (no burst); and the pool reaches its
-// count of arrivals within waitCeiling, twenty times the delays it needs,
-// which a pool stalled behind slots never given back never does.
+// waiters never gave back, and never in a burst. Alone, every request
+// reaches the site one delay after the one before. With a robots.txt
+// renewed every second that takes the site 300 ms to answer, the head of
+// the line waits for the renewal before it goes, and the waiters behind
+// it see their deadlines pass: requests are then never closer than a
+// delay, and as many reach the site within twice the time.
 func TestWorkerPoolKeepsPace(t *testing.T) {
 	const (
 		workers = 20
 		delay   = 200 * time.Millisecond
 		want    = 15
 	)
-	s := newSite(t, serve(200, "User-agent: *\nAllow: /\n"))
-	var mu sync.Mutex
-	var arrivals []time.Time
-	enough := make(chan struct{})
-	s.setPages(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if arrivals = append(arrivals, time.Now()); len(arrivals) == want {
-			close(enough)
-		}
-	})
-	tr := NewTransport(nil, Options{UserAgent: "ExampleBot", MinDelay: delay})
-	t.Cleanup(tr.CloseIdleConnections)
-	client := &http.Client{Transport: tr, Timeout: time.Second}
-	start := time.Now()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+	for _, tc := range []struct {
+		name      string
+		freshness time.Duration // of the robots.txt; zero: the default
+		answer    time.Duration // the time the site takes to answer it
+		within    time.Duration // by which want requests reached the site
+		exact     bool          // whether each goes exactly a delay after the last
+	}{
+		{"failed-fast workers", 0, 0, (want-1)*delay + delay/2, true},
+		{"waiters timing out behind a slow renewal", time.Second, 300 * time.Millisecond, 2 * want * delay, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					time.Sleep(tc.answer)
+					io.WriteString(w, allowAll)
+				})
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Freshness: tc.freshness})
+				// A slot more than 0.9 s away is past the deadline: most
+				// workers fail fast, and each waiter's deadline is near
+				// its slot.
+				client := &http.Client{Transport: tr, Timeout: time.Second}
+				start := time.Now()
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				for range workers {
+					wg.Go(func() {
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							resp, err := client.Get("http://site.example/page")
+							if err != nil {
+								// A crawler puts the URL back; a short pause
+								// keeps the failed-fast workers from spinning.
+								time.Sleep(10 * time.Millisecond)
+								continue
+							}
+							resp.Body.Close()
+						}
+					})
 				}
-				resp, err := client.Get(s.URL + "/page")
-				if err != nil {
-					// A crawler puts the URL back; a short pause keeps
-					// the failed-fast workers from spinning.
-					time.Sleep(10 * time.Millisecond)
-					continue
+				// The bubble's clock moves on, every worker running
+				// meanwhile; a stalled pool has sent fewer by then, and
+				// fails at once rather than after a ceiling.
+				time.Sleep(tc.within)
+				close(stop)
+				bubbleWaitGroup(t, &wg, "the workers to stop")
+				pages := site.pageHits()
+				got := hitTimes(pages, start)
+				if len(got) < want {
+					t.Fatalf("%d requests reached the site in %v, want %d: at %v", len(got), tc.within, want, got)
 				}
-				resp.Body.Close()
-			}
+				if tc.answer > 0 && len(site.robotsHits()) < 2 {
+					t.Fatalf("robots.txt fetched %d times, want renewals: the test does not reach its case", len(site.robotsHits()))
+				}
+				for k := 1; k < len(pages); k++ {
+					gap := pages[k].at.Sub(pages[k-1].at)
+					if gap < delay || tc.exact && gap != delay {
+						t.Errorf("request %d reached the site %v after the one before, want %s a delay (%v); all at %v", k, gap, map[bool]string{true: "exactly", false: "at least"}[tc.exact], delay, got)
+						break
+					}
+				}
+			})
 		})
 	}
-	select {
-	case <-enough:
-	case <-time.After(waitCeiling):
-		mu.Lock()
-		t.Errorf("%d requests reached the server in %v; want %d, one a delay (%v)", len(arrivals), waitCeiling, want, delay)
-		mu.Unlock()
-	}
-	close(stop)
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	slices.SortFunc(arrivals, time.Time.Compare)
-	for k, a := range arrivals {
-		if early := start.Add(time.Duration(k) * delay); a.Before(early) {
-			t.Errorf("request %d reached the server %v after the start, before %d delays (%v)", k, a.Sub(start), k, early.Sub(start))
-		}
-	}
-}
-
-// roundTripWithin is tr.RoundTrip(req) bounded by waitCeiling, reading
-// the body: a pacing defect that blocks a request fails the test instead
-// of hanging the package.
-func roundTripWithin(t *testing.T, tr http.RoundTripper, req *http.Request) (string, error) {
-	t.Helper()
-	type result struct {
-		body string
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		done <- result{string(b), err}
-	}()
-	r := recv(t, done, "the answer to "+req.Method+" "+req.URL.String())
-	return r.body, r.err
-}
-
-// getWithin is get bounded by waitCeiling.
-func getWithin(t *testing.T, tr http.RoundTripper, url string) (string, error) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return roundTripWithin(t, tr, req)
-}
-
-// waiting returns how many requests wait in the schedule of key.
-func waiting(tr *Transport, key string) int {
-	return tr.pacer.local.schedule(OriginKey(key)).line.len()
 }
 
 // TestCancelGivesSlotsBack checks that waiters whose contexts end, in
-// whatever order, give their slots back at once: the one left moves up to
-// the first slot, one delay after the last request sent, not one per
-// waiter gone.
+// whatever order, leave at once and give their slots back: the one left
+// moves up to the first slot, one delay after the last request sent, not
+// one per waiter gone.
 func TestCancelGivesSlotsBack(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		order []int
+		order []int // of the waiters cancelled; waiter 3 stays
 	}{
 		{"oldest first", []int{0, 1, 2}},
 		{"newest first", []int{2, 1, 0}},
 		{"middle first", []int{1, 0, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSite(t, serve(200, ""))
-			c := newClock()
-			tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-			sleeps := newHeldSleeps(c)
-			tr.cfg.sleep = sleeps.sleep
-			if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
-				t.Fatal(err)
-			}
-			sent := c.Now()
-			var cancels []context.CancelFunc
-			var results []chan error
-			for i := range 4 {
-				ctx, cancel := context.WithCancel(context.Background())
-				t.Cleanup(cancel)
-				done := make(chan error, 1)
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/w"+strconv.Itoa(i), nil)
-				go func() {
-					resp, err := tr.RoundTrip(req)
-					if err == nil {
-						resp.Body.Close()
-					}
-					done <- err
-				}()
-				waitFor(t, fmt.Sprintf("waiter %d to join the line", i), func() bool { return waiting(tr, s.URL) == i+1 })
-				cancels, results = append(cancels, cancel), append(results, done)
-			}
-			for _, i := range tc.order {
-				cancels[i]()
-				if err := recv(t, results[i], fmt.Sprintf("waiter %d to leave", i)); !errors.Is(err, context.Canceled) {
-					t.Errorf("waiter %d: %v, want context.Canceled", i, err)
-				}
-			}
-			// The last waiter sleeps again for its new slot once woken.
-			waitFor(t, "the last waiter to sleep for one delay", func() bool { return sleeps.lastIs(time.Second) })
-			close(sleeps.release)
-			if err := recv(t, results[3], "the last waiter's answer"); err != nil {
-				t.Fatalf("last waiter: %v", err)
-			}
-			if got := c.Now().Sub(sent); got != time.Second {
-				t.Errorf("the last waiter went %v after the first request, want one delay (1s); sleeps %v", got, sleeps.asked())
-			}
-			if n := s.pageHits.Load(); n != 2 {
-				t.Errorf("%d pages served, want 2", n)
-			}
-		})
-	}
-}
-
-// pausingSite answers /busy with 429 and Retry-After: 3600, and any other
-// page with 200, on one server that every host name dials.
-func pausingSite(t *testing.T) (*site, http.RoundTripper) {
-	s := newSite(t, serve(200, "User-agent: *\nAllow: /\n"))
-	s.setPages(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/busy" {
-			w.Header().Set("Retry-After", "3600")
-			w.WriteHeader(http.StatusTooManyRequests)
-		}
-	})
-	addr := s.Listener.Addr().String()
-	base := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(base.CloseIdleConnections)
-	return s, base
-}
-
-// TestSlotPastDeadlineFailsFast checks that a request whose slot lies
-// past its deadline fails at once and takes no slot, with a *SlotError
-// that names the origin and the slot's time and matches
-// context.DeadlineExceeded.
-func TestSlotPastDeadlineFailsFast(t *testing.T) {
-	s, base := pausingSite(t)
-	c := newClock()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
-	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
-	_, err := roundTripWithin(t, tr, req)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
-	}
-	var se *SlotError
-	if !errors.As(err, &se) {
-		t.Fatalf("RoundTrip = %v (%T), want a *SlotError", err, err)
-	}
-	if want := c.Now().Add(time.Hour); se.Origin != "http://paused.example" || !se.At.Equal(want) {
-		t.Errorf("SlotError{Origin: %q, At: %v}, want {http://paused.example, %v}, the pause's end", se.Origin, se.At, want)
-	}
-	if w := c.Waits(); len(w) != 0 {
-		t.Errorf("waits %v before failing, want none", w)
-	}
-	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
-		t.Fatal(err)
-	}
-	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
-		t.Errorf("waits %v, want [1h]: the failed request took no slot", w)
-	}
-	if n := s.pageHits.Load(); n != 2 {
-		t.Errorf("%d pages served, want 2", n)
-	}
-}
-
-// TestPauseOutlivesOrigin checks that a Retry-After pause survives the
-// origin's robots.txt being pushed out of memory by other origins.
-func TestPauseOutlivesOrigin(t *testing.T) {
-	_, base := pausingSite(t)
-	c := newClock()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 2, Now: c.Now, Sleep: c.Sleep})
-	if _, err := getWithin(t, tr, "http://paused.example/busy"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 25 {
-		if _, err := getWithin(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := tr.origins.len(); n > 2 {
-		t.Fatalf("%d origins held, want at most 2", n)
-	}
-	if _, err := getWithin(t, tr, "http://paused.example/page"); err != nil {
-		t.Fatal(err)
-	}
-	if w := c.Waits(); len(w) != 1 || w[0] != time.Hour {
-		t.Errorf("waits %v, want [1h]: the pause outlives the origin", w)
-	}
-}
-
-// TestWaitPastFreshnessDecidesAgain checks that a request decided on a
-// robots.txt that goes stale while it waits is decided again, on the
-// fresh robots.txt, before it is sent.
-func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
-	s, base := pausingSite(t)
-	c := newClock()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Freshness: time.Hour, Now: c.Now, Sleep: c.Sleep})
-	if _, err := getWithin(t, tr, "http://site.example/busy"); err != nil {
-		t.Fatal(err)
-	}
-	s.setRobots(serve(200, "User-agent: *\nDisallow: /page\n"))
-	if _, err := getWithin(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
-		t.Fatalf("RoundTrip = %v, want ErrDisallowed from the robots.txt fetched after the wait", err)
-	}
-	if n := s.pageHits.Load(); n != 1 {
-		t.Errorf("%d pages served, want only /busy", n)
-	}
-	if n := s.robotsHits.Load(); n != 2 {
-		t.Errorf("%d robots.txt fetches, want 2", n)
-	}
-}
-
-// heldSleeps is an Options.Sleep that holds every wait until release is
-// closed (or the waiter's context ends), then moves c on by it, and
-// records the waits asked for.
-type heldSleeps struct {
-	c       *testClock
-	release chan struct{}
-
-	// mu protects waits.
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func newHeldSleeps(c *testClock) *heldSleeps {
-	return &heldSleeps{c: c, release: make(chan struct{})}
-}
-
-func (h *heldSleeps) sleep(ctx context.Context, d time.Duration) error {
-	h.mu.Lock()
-	h.waits = append(h.waits, d)
-	h.mu.Unlock()
-	select {
-	case <-h.release:
-		h.c.Advance(d)
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// lastIs reports whether the latest wait asked for is d.
-func (h *heldSleeps) lastIs(d time.Duration) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.waits) > 0 && h.waits[len(h.waits)-1] == d
-}
-
-// asked returns the waits asked for so far.
-func (h *heldSleeps) asked() []time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]time.Duration(nil), h.waits...)
-}
-
-// fleetStub is a fleet store in memory for one process: its slots follow
-// Fleet's contract, and while down is set each reservation fails
-// after taking lag on the clock, as a Redis call that times out.
-type fleetStub struct {
-	*fleetStore
-	clock   *testClock
-	lag     time.Duration
-	members int
-	down    atomic.Bool
-
-	mu           sync.Mutex
-	last, paused time.Time
-}
-
-func (f *fleetStub) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
-	if f.down.Load() {
-		f.clock.Advance(f.lag)
-		return Slot{}, errors.New("store unavailable")
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	at := latest(req.Now, req.NotBefore, f.paused)
-	if !f.last.IsZero() {
-		at = latest(at, f.last.Add(req.Interval))
-	}
-	if !req.Limit.IsZero() && at.After(req.Limit) {
-		return Slot{At: at, Members: f.members}, nil
-	}
-	f.last = at
-	return Slot{At: at, Reserved: true, Members: f.members}, nil
-}
-
-func (f *fleetStub) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
-	return nil
-}
-
-func (f *fleetStub) Pause(ctx context.Context, key OriginKey, until time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.paused = latest(f.paused, until)
-	return nil
-}
-
-func (f *fleetStub) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
-	if f.down.Load() {
-		return time.Time{}, errors.New("store unavailable")
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return latest(req.Now, f.paused), nil
-}
-
-// sendLog is a base that answers robots.txt with allowAll and records
-// the time, on clock, at which each other request is sent.
-type sendLog struct {
-	clock *testClock
-	mu    sync.Mutex
-	sends []time.Time
-}
-
-const allowAll = "User-agent: *\nAllow: /\n"
-
-func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
-	body := allowAll
-	if r.URL.Path != "/robots.txt" {
-		l.mu.Lock()
-		l.sends = append(l.sends, l.clock.Now())
-		l.mu.Unlock()
-		body = "page"
-	}
-	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-}
-
-func (l *sendLog) times() []time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.sends)
-}
-
-// TestFleetFallbackKeepsOwnPace checks that a request paced alone after a
-// failed store call is never sent sooner than the process's own last send
-// plus the delay: the slot the store granted before reaches the local
-// schedule, and the local slot counts from the clock read after the failed
-// call (which took lag), not before it. With members, the fallback paces
-// at the delay times the members last seen.
-func TestFleetFallbackKeepsOwnPace(t *testing.T) {
-	const delay = time.Second
-	for _, tc := range []struct {
-		name    string
-		after   time.Duration // between the shared request and the next
-		lag     time.Duration // that each failed store call takes
-		members int
-		gaps    []time.Duration // between sends, on the clock
-	}{
-		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay + minSpread, delay, delay}},
-		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, 1400 * time.Millisecond, 1400 * time.Millisecond}},
-		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3*delay + minSpread, 3 * delay, 3 * delay}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newClock()
-			base := &sendLog{clock: c}
-			store := &fleetStub{fleetStore: newFleetStore(), clock: c, lag: tc.lag, members: tc.members}
-			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store, Now: c.Now, Sleep: c.Sleep})
-			if _, err := getWithin(t, tr, "http://fleet.example/shared"); err != nil {
-				t.Fatal(err)
-			}
-			store.down.Store(true)
-			c.Advance(tc.after)
-			for i := range len(tc.gaps) {
-				if _, err := getWithin(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				tr := newBubbleTransport(site, Options{MinDelay: time.Second})
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
 					t.Fatal(err)
 				}
-			}
-			sends := base.times()
-			var gaps []time.Duration
-			for i := 1; i < len(sends); i++ {
-				gaps = append(gaps, sends[i].Sub(sends[i-1]))
-			}
-			if !slices.Equal(gaps, tc.gaps) {
-				t.Errorf("sends %v apart, want %v", gaps, tc.gaps)
-			}
+				sent := site.hitOf(t, "http://site.example/first").at
+				var cancels []context.CancelFunc
+				var results []chan error
+				for i := range 4 {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/w"+strconv.Itoa(i), nil)
+					done := make(chan error, 1)
+					go func() { done <- sendReq(tr, req) }()
+					synctest.Wait()
+					if n := tr.Stats().Waiting; n != i+1 {
+						t.Fatalf("%d requests wait for their slots once waiter %d came, want %d", n, i, i+1)
+					}
+					cancels, results = append(cancels, cancel), append(results, done)
+				}
+				for _, i := range tc.order {
+					cancels[i]()
+					if err := bubbleRecv(t, results[i], fmt.Sprintf("waiter %d to leave", i)); !errors.Is(err, context.Canceled) {
+						t.Errorf("waiter %d: %v, want context.Canceled", i, err)
+					}
+				}
+				if d := time.Since(sent); d != 0 {
+					t.Errorf("the cancelled waiters left %v after the first request, want at once", d)
+				}
+				if err := bubbleRecv(t, results[3], "the last waiter's answer"); err != nil {
+					t.Fatalf("last waiter: %v", err)
+				}
+				if d := site.hitOf(t, "http://site.example/w3").at.Sub(sent); d != time.Second {
+					t.Errorf("the last waiter reached the site %v after the first request, want one delay (1s)", d)
+				}
+				if n := len(site.pageHits()); n != 2 {
+					t.Errorf("%d pages served, want 2", n)
+				}
+			})
 		})
 	}
 }
 
-// sendFrom sends a GET for url through tr, for a goroutine of a test: it
-// returns the error, if any, instead of failing the test.
-func sendFrom(tr http.RoundTripper, url string) error {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
+// sendReq sends req through tr, for a goroutine of a test: it returns
+// the error, if any, closing the body of a response.
+func sendReq(tr http.RoundTripper, req *http.Request) error {
 	resp, err := tr.RoundTrip(req)
 	if err == nil {
 		resp.Body.Close()
@@ -475,55 +178,305 @@ func sendFrom(tr http.RoundTripper, url string) error {
 	return err
 }
 
-// TestPauseHoldsWaiters checks that a Retry-After holds the requests
-// already waiting in line, not only those that come after it: a waiter
-// booked a delay after the request that was answered 429 sleeps again
-// until the pause ends, and is sent no sooner.
-func TestPauseHoldsWaiters(t *testing.T) {
-	answer := make(chan struct{})
-	s := newSite(t, serve(200, allowAll))
-	s.setPages(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/busy" {
-			hold(r, answer)
-			w.Header().Set("Retry-After", "3600")
-			w.WriteHeader(http.StatusTooManyRequests)
-		}
-	})
-	c := newClock()
-	tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-	sleeps := newHeldSleeps(c)
-	tr.cfg.sleep = sleeps.sleep
-	busy := make(chan error, 1)
-	go func() { busy <- sendFrom(tr, s.URL+"/busy") }()
-	waitFor(t, "the request for /busy to reach the site", func() bool { return s.pageHits.Load() == 1 })
-	waiter := make(chan error, 1)
-	go func() { waiter <- sendFrom(tr, s.URL+"/page") }()
-	waitFor(t, "a request to wait in line", func() bool { return waiting(tr, s.URL) == 1 })
-	paused := c.Now().Add(time.Hour)
-	close(answer)
-	if err := recv(t, busy, "the answer to /busy"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the waiter to sleep until the pause's end", func() bool { return sleeps.lastIs(time.Hour) })
-	close(sleeps.release)
-	if err := recv(t, waiter, "the waiter's answer"); err != nil {
-		t.Fatal(err)
-	}
-	if now := c.Now(); now.Before(paused) {
-		t.Errorf("the waiter was sent %v before the pause ended", paused.Sub(now))
+// pausing answers /busy with 429 and Retry-After: 3600, and any other
+// page with 200.
+func pausing(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/busy" {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
 	}
 }
 
-// unusableStore answers every reservation with a slot a second from now,
-// whatever the pause, as a store that kept its pause in the wrong unit
-// would, and counts the reservations.
-type unusableStore struct {
-	*fleetStore
+// TestSlotPastDeadlineFailsFast checks that a request whose slot lies
+// past its deadline fails at once and takes no slot, with a *SlotError
+// that names the origin and the slot's time and matches
+// context.DeadlineExceeded, spaced or not.
+func TestSlotPastDeadlineFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		minDelay time.Duration
+	}{
+		{"unspaced", -1},
+		// A slot taken at the pause's end would put the next request a
+		// delay after it.
+		{"spaced", time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				site.setPages(pausing)
+				tr := newBubbleTransport(site, Options{MinDelay: tc.minDelay})
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://paused.example/busy"); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paused.example/page", nil)
+				_, err := bubbleRoundTrip(t, tr, req)
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("RoundTrip = %v, want an error matching context.DeadlineExceeded", err)
+				}
+				var se *SlotError
+				if !errors.As(err, &se) {
+					t.Fatalf("RoundTrip = %v (%T), want a *SlotError", err, err)
+				}
+				if want := start.Add(time.Hour); se.Origin != "http://paused.example" || !se.At.Equal(want) {
+					t.Errorf("SlotError{Origin: %q, At: %v}, want {http://paused.example, %v}, the pause's end", se.Origin, se.At, want)
+				}
+				if d := time.Since(start); d != 0 {
+					t.Errorf("the request failed %v after the pause began, want at once", d)
+				}
+				if _, err := bubbleGet(t, tr, "http://paused.example/page"); err != nil {
+					t.Fatal(err)
+				}
+				if d := site.hitOf(t, "http://paused.example/page").at.Sub(start); d != time.Hour {
+					t.Errorf("the next request reached the site %v after the pause began, want 1h, its end: the failed request took no slot", d)
+				}
+				if n := len(site.pageHits()); n != 2 {
+					t.Errorf("%d pages served, want 2", n)
+				}
+			})
+		})
+	}
+}
+
+// noCache is an Options.Cache that keeps nothing, so that an origin
+// forgotten in memory is fetched again.
+type noCache struct{}
+
+func (noCache) Get(string) ([]byte, bool) { return nil, false }
+func (noCache) Set(string, []byte)        {}
+func (noCache) Delete(string)             {}
+
+// TestPauseOutlivesOrigin checks that a Retry-After pause survives the
+// origin's robots.txt being pushed out of memory by other origins.
+func TestPauseOutlivesOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(pausing)
+		tr := newBubbleTransport(site, Options{MaxOrigins: 2, Cache: noCache{}})
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://paused.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 25 {
+			if _, err := bubbleGet(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := tr.Stats().Origins; n > 2 {
+			t.Fatalf("%d origins held, want at most 2", n)
+		}
+		if _, err := bubbleGet(t, tr, "http://paused.example/page"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(site.hitsWhere(func(h hit) bool { return h.url == "http://paused.example/robots.txt" })); n != 2 {
+			t.Fatalf("paused.example's robots.txt fetched %d times, want 2: the test does not reach its case, an origin forgotten", n)
+		}
+		if d := site.hitOf(t, "http://paused.example/page").at.Sub(start); d != time.Hour {
+			t.Errorf("the page reached the site %v after the pause began, want 1h: the pause outlives the origin", d)
+		}
+	})
+}
+
+// TestWaitPastFreshnessDecidesAgain checks that a request decided on a
+// robots.txt that goes stale while it waits is decided again, on the
+// robots.txt fetched once the wait is over, before it is sent.
+func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(pausing)
+		tr := newBubbleTransport(site, Options{Freshness: time.Hour})
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://site.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		site.setRobots(serve(200, "User-agent: *\nDisallow: /page\n"))
+		if _, err := bubbleGet(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+			t.Fatalf("RoundTrip = %v, want ErrDisallowed from the robots.txt fetched after the wait", err)
+		}
+		if n := len(site.pageHits()); n != 1 {
+			t.Errorf("%d pages served, want only /busy", n)
+		}
+		if got := hitTimes(site.robotsHits(), start); !slices.Equal(got, []time.Duration{0, time.Hour}) {
+			t.Errorf("robots.txt fetched at %v, want [0s 1h0m0s]: again once the wait is over", got)
+		}
+	})
+}
+
+// watchedFleet is a MemoryFleet that records the reservations it
+// answers, can report another count of members, and can be taken down:
+// while down is set, each reservation fails after taking lag on the
+// bubble's clock, as a Redis call that times out, and NextSlot fails at
+// once.
+type watchedFleet struct {
+	*MemoryFleet
+	lag     time.Duration
+	members int // if not zero, the Members of every slot
+	down    atomic.Bool
+
+	// mu protects the fields below.
+	mu       sync.Mutex
+	requests []SlotRequest
+	slots    []Slot
+}
+
+func newWatchedFleet() *watchedFleet { return &watchedFleet{MemoryFleet: NewMemoryFleet()} }
+
+func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	if f.down.Load() {
+		tm := time.NewTimer(f.lag)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+		}
+		return Slot{}, errors.New("store unavailable")
+	}
+	slot, err := f.MemoryFleet.ReserveSlot(ctx, key, req)
+	if f.members != 0 {
+		slot.Members = f.members
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests, f.slots = append(f.requests, req), append(f.slots, slot)
+	return slot, err
+}
+
+func (f *watchedFleet) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
+	if f.down.Load() {
+		return time.Time{}, errors.New("store unavailable")
+	}
+	return f.MemoryFleet.NextSlot(ctx, key, req)
+}
+
+// reserved returns the reservations answered so far and their slots.
+func (f *watchedFleet) reserved() ([]SlotRequest, []Slot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests), slices.Clone(f.slots)
+}
+
+// TestFleetFallbackKeepsOwnPace checks that a request paced alone after a
+// failed store call is never sent sooner than the process's own last send
+// plus the delay: the slot the store granted before, which lasts its
+// spread, counts, and the local slot counts from the clock read after the
+// failed call (which took lag), not before it. With members, the fallback
+// paces at the delay times the members last seen.
+func TestFleetFallbackKeepsOwnPace(t *testing.T) {
+	const delay = time.Second
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration // between the shared request and the next
+		lag     time.Duration // that each failed store call takes
+		members int
+		gaps    []time.Duration // between the requests reaching the site
+		// spread is whether the first gap counts from the end of the
+		// shared slot's spread, as a store slot lasts until then.
+		spread bool
+	}{
+		{"a quick failure right after a shared slot", 100 * time.Millisecond, 0, 1, []time.Duration{delay, delay, delay}, true},
+		{"a slow failure", 1100 * time.Millisecond, 400 * time.Millisecond, 1, []time.Duration{1500 * time.Millisecond, 1400 * time.Millisecond, 1400 * time.Millisecond}, false},
+		{"three members last seen", 100 * time.Millisecond, 0, 3, []time.Duration{3 * delay, 3 * delay, 3 * delay}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				fleet := newWatchedFleet()
+				fleet.lag, fleet.members = tc.lag, tc.members
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
+				if _, err := bubbleGet(t, tr, "http://fleet.example/shared"); err != nil {
+					t.Fatal(err)
+				}
+				reqs, _ := fleet.reserved()
+				if len(reqs) != 1 {
+					t.Fatalf("%d slots reserved in the store for the shared request, want 1", len(reqs))
+				}
+				fleet.down.Store(true)
+				time.Sleep(tc.after)
+				for i := range len(tc.gaps) {
+					if _, err := bubbleGet(t, tr, "http://fleet.example/local"+strconv.Itoa(i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := slices.Clone(tc.gaps)
+				if tc.spread {
+					want[0] += reqs[0].Spread
+				}
+				sends := site.pageHits()
+				var gaps []time.Duration
+				for i := 1; i < len(sends); i++ {
+					gaps = append(gaps, sends[i].at.Sub(sends[i-1].at))
+				}
+				if !slices.Equal(gaps, want) {
+					t.Errorf("requests reached the site %v apart, want %v", gaps, want)
+				}
+			})
+		})
+	}
+}
+
+// TestPauseHoldsWaiters checks that a Retry-After holds the requests
+// already waiting in line, not only those that come after it: a waiter
+// booked a delay after the request that was answered 429 is sent no
+// sooner than the pause's end.
+func TestPauseHoldsWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				hold(r, answer)
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := newBubbleTransport(site, Options{MinDelay: time.Second})
+		start := time.Now()
+		busy := make(chan error, 1)
+		go func() { busy <- sendFrom(tr, "http://site.example/busy") }()
+		synctest.Wait()
+		if n := len(site.pageHits()); n != 1 {
+			t.Fatalf("%d pages reached the site, want /busy", n)
+		}
+		waiter := make(chan error, 1)
+		go func() { waiter <- sendFrom(tr, "http://site.example/page") }()
+		synctest.Wait()
+		if n := tr.Stats().Waiting; n != 1 {
+			t.Fatalf("%d requests wait for their slots, want 1", n)
+		}
+		close(answer)
+		if err := bubbleRecv(t, busy, "the answer to /busy"); err != nil {
+			t.Fatal(err)
+		}
+		if err := bubbleRecv(t, waiter, "the waiter's answer"); err != nil {
+			t.Fatal(err)
+		}
+		if d := site.hitOf(t, "http://site.example/page").at.Sub(start); d != time.Hour {
+			t.Errorf("the waiter reached the site %v after the 429, want 1h, the pause's end", d)
+		}
+	})
+}
+
+// unusableFleet is a MemoryFleet that answers every reservation with a
+// slot a second from now, whatever the Limit, as a store that kept its
+// pause in the wrong unit would, and counts the reservations.
+type unusableFleet struct {
+	*MemoryFleet
 	calls atomic.Int64
 }
 
-func (u *unusableStore) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequest) (Slot, error) {
-	u.calls.Add(1)
+// spinGuard is how many reservations unusableFleet answers before it
+// fails instead: a transport that asks for ever never waits, which no
+// deadline in a bubble can end, so the store ends it, and the request
+// then goes on the local pace, which the test sees.
+const spinGuard = 1000
+
+func (u *unusableFleet) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequest) (Slot, error) {
+	if u.calls.Add(1) > spinGuard {
+		return Slot{}, errors.New("unusableFleet: asked too often")
+	}
 	return Slot{At: req.Now.Add(time.Second), Reserved: true, Members: 1}, nil
 }
 
@@ -533,73 +486,118 @@ func (u *unusableStore) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequ
 // rather than reserving, giving back and reserving again for ever, and
 // never goes in such a slot.
 func TestUnusableStoreSlotsFail(t *testing.T) {
-	s := newSite(t, serve(404, ""))
-	c := newClock()
-	store := &unusableStore{fleetStore: newFleetStore()}
-	tr := NewTransport(s.Client().Transport, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep})
-	_, err := getWithin(t, tr, s.URL+"/page")
-	if err == nil || !strings.Contains(err.Error(), "no usable politeness slot") {
-		t.Fatalf("RoundTrip = %v, want the error that the store's slots are unusable", err)
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(serve(404, ""))
+		fleet := &unusableFleet{MemoryFleet: NewMemoryFleet()}
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+		_, err := bubbleGet(t, tr, "http://site.example/page")
+		if err == nil || !strings.Contains(err.Error(), "no usable politeness slot") {
+			t.Fatalf("RoundTrip = %v, want the error that the store's slots are unusable", err)
+		}
+		// A bound, not the transport's constant (8 today): a few tries.
+		const fewTries = 16
+		if n := fleet.calls.Load(); n > fewTries {
+			t.Errorf("%d reservations for one request, want at most %d", n, fewTries)
+		}
+		if n := len(site.pageHits()); n != 0 {
+			t.Errorf("%d pages served in slots the store was not asked for", n)
+		}
+	})
+}
+
+// staticBase answers /robots.txt with allowAll and every other request
+// with 200, recording nothing: the base of a benchmark.
+var staticBase = rtFunc(func(r *http.Request) (*http.Response, error) {
+	body := "page"
+	if r.URL.Path == "/robots.txt" {
+		body = allowAll
 	}
-	if n := store.calls.Load(); n > maxTries {
-		t.Errorf("%d reservations for one request, want at most %d", n, maxTries)
-	}
-	if n := s.pageHits.Load(); n != 0 {
-		t.Errorf("%d pages served in slots the store was not asked for", n)
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader(body))}, nil
+})
+
+// BenchmarkNewOrigins measures a request to an origin the transport has
+// never seen, every delay still running (an hour), on the real clock: in
+// a transport with room for it ("room": fresh every 2,000 origins), and
+// in one whose schedules are all busy and past their overflow bound
+// ("full"), where each new origin makes room. A new origin costs the
+// same in both; a scan of the table per new origin makes "full" a
+// hundred times dearer. Compare the two, and each with the previous
+// version (old and new test binaries alternating, benchstat).
+func BenchmarkNewOrigins(b *testing.B) {
+	const maxOrigins, probe = 1000, 2000
+	for _, bc := range []struct {
+		name   string
+		before int // origins sent to first
+	}{
+		{"room", 0},
+		{"full", 4 * 4 * maxOrigins},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			newTransport := func() *Transport {
+				return NewTransport(staticBase, Options{UserAgent: "ExampleBot", MinDelay: time.Hour, MaxOrigins: maxOrigins})
+			}
+			tr, n := newTransport(), 0
+			send := func() {
+				if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", n)); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			for range bc.before {
+				send()
+			}
+			for b.Loop() {
+				if bc.before == 0 && n == probe {
+					b.StopTimer()
+					tr, n = newTransport(), 0
+					b.StartTimer()
+				}
+				send()
+			}
+		})
 	}
 }
 
-// TestNewOriginsCostFlat sends one request to each of 50,000 new origins
-// through a transport holding 1,000, every delay still running (an hour):
-// the pacer's table stays within its overflow bound, and a new origin costs the
-// same however full the table: the last 2,000 origins, each making room
-// in a full table, take at most ten times as long as the first 2,000, for
-// which the table had room, or a few seconds (a scan of the table per new
-// origin makes them a hundred times dearer), and the whole run ends
-// within a ceiling.
-func TestNewOriginsCostFlat(t *testing.T) {
-	const origins, maxOrigins, probe = 50000, 1000, 2000
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		body := "page"
-		if r.URL.Path == "/robots.txt" {
-			body = allowAll
+// pausedOf counts the origins host0.example to host<n-1>.example that
+// tr's NextFree holds until at least until.
+func pausedOf(t *testing.T, tr *Transport, n int, until time.Time) int {
+	t.Helper()
+	held := 0
+	for i := range n {
+		at, err := tr.NextFree(context.Background(), fmt.Sprintf("http://host%d.example/", i))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader(body))}, nil
+		if !at.Before(until) {
+			held++
+		}
+	}
+	return held
+}
+
+// TestNewOriginsStayBounded checks that the politeness schedules of new
+// origins, each within its delay (an hour), stop growing at the bound
+// Options.MaxOrigins gives (four times 1,024 for MaxOrigins 100): past
+// it NextFree finds the oldest free, their schedules forgotten, while it
+// still holds the newest within their delay. (It was the bound part of
+// TestNewOriginsCostFlat, whose speed BenchmarkNewOrigins measures.)
+func TestNewOriginsStayBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const origins, bound = 5000, 4 * 1024
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Hour, MaxOrigins: 100})
+		for i := range origins {
+			if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		end := time.Now().Add(time.Hour)
+		if at, err := tr.NextFree(context.Background(), fmt.Sprintf("http://host%d.example/", origins-1)); err != nil || !at.Equal(end) {
+			t.Fatalf("NextFree of the newest origin = %v, %v; want %v, its delay's end", at, err, end)
+		}
+		if n := pausedOf(t, tr, origins, end); n > bound {
+			t.Errorf("NextFree holds %d of %d origins within their delay, want at most %d: the schedules grew past their bound", n, origins, bound)
+		}
 	})
-	c := newClock()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Hour, MaxOrigins: maxOrigins, Now: c.Now, Sleep: c.Sleep})
-	run := func(from, to int) time.Duration {
-		start := time.Now()
-		const workers = 4
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for i := from + w; i < to; i += workers {
-					if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		waitGroupWithin(t, &wg, 45*time.Second, fmt.Sprintf("a request to each of origins %d to %d", from, to))
-		return time.Since(start)
-	}
-	first := run(0, probe)
-	run(probe, origins-probe)
-	last := run(origins-probe, origins)
-	// Every schedule is busy, its delay running: the table grows to its
-	// overflow bound, four times its size, and no further.
-	if n, most := tr.pacer.local.len(), 4*4*maxOrigins; n > most {
-		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
-	}
-	t.Logf("first %d new origins in %v, last %d in %v", probe, first.Round(time.Millisecond), probe, last.Round(time.Millisecond))
-	// Generous, as every wall-clock bound here: a scan of the table per
-	// new origin makes the last ones dozens of times dearer, seconds more,
-	// where a pause of the machine adds at most a few seconds once.
-	if last > 10*first && last > 3*time.Second {
-		t.Errorf("the last %d new origins took %v, over ten times the first %d (%v)", probe, last, probe, first)
-	}
 }
 
 // TestNextFree checks that Transport.NextFree tells when a URL's origin is
@@ -622,49 +620,48 @@ func TestNextFree(t *testing.T) {
 		{"an unreachable robots.txt's retry", "503", 200, DefaultMinBackoff},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClock()
-			var sends []time.Time
-			base := rtFunc(func(r *http.Request) (*http.Response, error) {
-				status, body, h := 200, "page", http.Header{}
-				switch {
-				case r.URL.Path == "/robots.txt" && tc.robots == "503":
-					status = 503
-				case r.URL.Path == "/robots.txt":
-					body = cmp.Or(tc.robots, allowAll)
-				default:
-					sends = append(sends, c.Now())
-					if len(sends) == 1 && tc.page == 503 {
-						status = 503
-						h.Set("Retry-After", "120")
+			synctest.Test(t, func(t *testing.T) {
+				robots := serve(200, cmp.Or(tc.robots, allowAll))
+				if tc.robots == "503" {
+					robots = serve(503, "")
+				}
+				site := newFakeSite(robots)
+				var pages atomic.Int64
+				site.setPages(func(w http.ResponseWriter, r *http.Request) {
+					if pages.Add(1) == 1 && tc.page == 503 {
+						w.Header().Set("Retry-After", "120")
+						w.WriteHeader(503)
+					}
+				})
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay})
+				ctx := context.Background()
+				start := time.Now()
+				if at, err := tr.NextFree(ctx, "http://site.example/a"); err != nil || !at.Equal(start) {
+					t.Fatalf("NextFree before any request = %v, %v; want now, %v", at, err, start)
+				}
+				if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil && !errors.Is(err, ErrDisallowed) {
+					t.Fatal(err)
+				}
+				want := start.Add(tc.want)
+				for range 2 { // asking twice takes nothing
+					if at, err := tr.NextFree(ctx, "http://site.example/b"); err != nil || !at.Equal(want) {
+						t.Fatalf("NextFree = %v, %v; want %v (%v on)", at, err, want, tc.want)
 					}
 				}
-				return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-			})
-			tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay, Now: c.Now, Sleep: c.Sleep})
-			ctx := context.Background()
-			start := c.Now()
-			if at, err := tr.NextFree(ctx, "http://site.example/a"); err != nil || !at.Equal(start) {
-				t.Fatalf("NextFree before any request = %v, %v; want now, %v", at, err, start)
-			}
-			if _, err := getWithin(t, tr, "http://site.example/a"); err != nil && !errors.Is(err, ErrDisallowed) {
-				t.Fatal(err)
-			}
-			want := start.Add(tc.want)
-			for range 2 { // asking twice takes nothing
-				if at, err := tr.NextFree(ctx, "http://site.example/b"); err != nil || !at.Equal(want) {
-					t.Fatalf("NextFree = %v, %v; want %v (%v on)", at, err, want, tc.want)
+				if tc.robots == "503" {
+					return
 				}
-			}
-			if tc.robots == "503" {
-				return
-			}
-			c.Advance(tc.want)
-			if _, err := getWithin(t, tr, "http://site.example/b"); err != nil {
-				t.Fatal(err)
-			}
-			if w := c.Waits(); len(w) != 0 {
-				t.Errorf("the request sent at NextFree's time waited %v", w)
-			}
+				time.Sleep(tc.want)
+				if _, err := bubbleGet(t, tr, "http://site.example/b"); err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(want); d != 0 {
+					t.Errorf("the request sent at NextFree's time waited %v", d)
+				}
+				if at := site.hitOf(t, "http://site.example/b").at; !at.Equal(want) {
+					t.Errorf("the request sent at NextFree's time reached the site at %v, want %v", at, want)
+				}
+			})
 		})
 	}
 }
@@ -673,184 +670,205 @@ func TestNextFree(t *testing.T) {
 // the fleet took, through the store, at the delay the site's Crawl-delay
 // sets, and that it counts no member and reserves no slot there.
 func TestNextFreeFleet(t *testing.T) {
-	c := newClock()
-	store := newFleetStore()
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 3\n")), Request: r}, nil
-	})
-	opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep}
-	a, b := NewTransport(base, opts), NewTransport(base, opts)
-	if _, err := getWithin(t, a, "http://site.example/a"); err != nil {
-		t.Fatal(err)
-	}
-	sent := c.Now()
-	// b holds the site's robots.txt, from the store, as a member that
-	// crawls it does.
-	if err := b.Check(context.Background(), "http://site.example/b"); err != nil {
-		t.Fatal(err)
-	}
-	want := sent.Add(3 * time.Second)
-	for range 2 {
-		if at, err := b.NextFree(context.Background(), "http://site.example/b"); err != nil || !at.Equal(want) {
-			t.Fatalf("the other member's NextFree = %v, %v; want %v", at, err, want)
+	synctest.Test(t, func(t *testing.T) {
+		fleet := newWatchedFleet()
+		site := newFakeSite(serve(200, "User-agent: *\nCrawl-delay: 3\n"))
+		opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet}
+		a, b := NewTransport(site, opts), NewTransport(site, opts)
+		if _, err := bubbleGet(t, a, "http://site.example/a"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	store.mu.Lock()
-	last := store.last["http://site.example"]
-	store.mu.Unlock()
-	if !last.Equal(sent) {
-		t.Errorf("the store's last slot moved from %v to %v: NextFree reserved", sent, last)
-	}
+		sent := site.hitOf(t, "http://site.example/a").at
+		// b holds the site's robots.txt, from the store, as a member that
+		// crawls it does.
+		if err := b.Check(context.Background(), "http://site.example/b"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(site.robotsHits()); n != 1 {
+			t.Fatalf("robots.txt fetched %d times, want once, by a: b reads it from the store", n)
+		}
+		before, _ := fleet.reserved()
+		if len(before) != 1 {
+			t.Fatalf("%d slots reserved in the store for a's request, want 1", len(before))
+		}
+		// A store slot lasts its spread; the next is the delay after that.
+		want := sent.Add(before[0].Spread + 3*time.Second)
+		for range 2 {
+			if at, err := b.NextFree(context.Background(), "http://site.example/b"); err != nil || !at.Equal(want) {
+				t.Fatalf("the other member's NextFree = %v, %v; want %v", at, err, want)
+			}
+		}
+		if after, _ := fleet.reserved(); len(after) != len(before) {
+			t.Errorf("%d slots reserved in the store by NextFree, want none", len(after)-len(before))
+		}
+		// a's next request goes in the slot NextFree named, and the store
+		// counts a alone.
+		if _, err := bubbleGet(t, a, "http://site.example/c"); err != nil {
+			t.Fatal(err)
+		}
+		if at := site.hitOf(t, "http://site.example/c").at; !at.Equal(want) {
+			t.Errorf("a's next request reached the site %v after the first, want %v", at.Sub(sent), want.Sub(sent))
+		}
+		if _, slots := fleet.reserved(); slots[len(slots)-1].Members != 1 {
+			t.Errorf("the store counts %d members on the site, want 1: NextFree counted one", slots[len(slots)-1].Members)
+		}
+	})
 }
 
 // TestNextFreeErrors checks what NextFree cannot answer: a URL robots.txt
 // does not govern, and a transport whose purposes are unknown.
 func TestNextFreeErrors(t *testing.T) {
-	tr := NewTransport(rtFunc(func(*http.Request) (*http.Response, error) {
-		t.Error("NextFree sent a request")
-		return nil, errors.New("unexpected")
-	}), Options{UserAgent: "ExampleBot"})
-	for _, u := range []string{"ftp://site.example/a", "/relative", "http:///nohost"} {
-		if _, err := tr.NextFree(context.Background(), u); !errors.Is(err, ErrNotHTTP) {
-			t.Errorf("NextFree(%q) = %v, want ErrNotHTTP", u, err)
+	synctest.Test(t, func(t *testing.T) {
+		tr := NewTransport(rtFunc(func(*http.Request) (*http.Response, error) {
+			t.Error("NextFree sent a request")
+			return nil, errors.New("unexpected")
+		}), Options{UserAgent: "ExampleBot"})
+		for _, u := range []string{"ftp://site.example/a", "/relative", "http:///nohost"} {
+			if _, err := tr.NextFree(context.Background(), u); !errors.Is(err, ErrNotHTTP) {
+				t.Errorf("NextFree(%q) = %v, want ErrNotHTTP", u, err)
+			}
 		}
-	}
-	bad := NewTransport(nil, Options{UserAgent: "ExampleBot", Purposes: []string{"train-ia"}})
-	if _, err := bad.NextFree(context.Background(), "http://site.example/"); !errors.Is(err, ErrUnknownPurpose) {
-		t.Errorf("NextFree with an unknown purpose = %v, want ErrUnknownPurpose", err)
-	}
+		bad := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", Purposes: []string{"train-ia"}})
+		if _, err := bad.NextFree(context.Background(), "http://site.example/"); !errors.Is(err, ErrUnknownPurpose) {
+			t.Errorf("NextFree with an unknown purpose = %v, want ErrUnknownPurpose", err)
+		}
+	})
 }
 
 // TestPausesOutlastAFullTable checks that a Retry-After pause holds when
-// more origins are paused at once than the pacer's table is sized for:
-// their schedules are kept past the table's size rather than forgotten,
-// and the table still stops growing at its overflow bound.
+// more origins are paused at once than the pacer's table is sized for
+// (1,024 schedules for MaxOrigins 100): their schedules are kept past the
+// table's size rather than forgotten, and the table still stops growing
+// at its overflow bound, four times that, as Options.MaxOrigins says.
 func TestPausesOutlastAFullTable(t *testing.T) {
-	c := newClock()
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		status, body, h := 200, allowAll, http.Header{}
-		if r.URL.Path != "/robots.txt" {
-			status, body = 503, "busy"
-			h.Set("Retry-After", "120")
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(503)
+		})
+		tr := newBubbleTransport(site, Options{MaxOrigins: 100})
+		const paused, origins, bound = 1500, 6000, 4 * 1024
+		for i := range paused {
+			if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+		end := time.Now().Add(120 * time.Second)
+		for i := range paused {
+			at, err := tr.NextFree(context.Background(), fmt.Sprintf("http://host%d.example/", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !at.Equal(end) {
+				t.Fatalf("host%d.example is free at %v, want the end of its pause, %v: its schedule was forgotten", i, at, end)
+			}
+		}
+		for i := paused; i < origins; i++ {
+			if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := pausedOf(t, tr, origins, end); n > bound {
+			t.Errorf("NextFree holds %d of %d paused origins, want at most %d: the schedules grew past their bound", n, origins, bound)
+		}
 	})
-	// MaxOrigins 100: 100 robots.txt held, 1,024 schedules sized for.
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxOrigins: 100, Now: c.Now, Sleep: c.Sleep})
-	const paused = 1500
-	for i := range paused {
-		if _, err := getWithin(t, tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	end := c.Now().Add(120 * time.Second)
-	for i := range paused {
-		at, err := tr.NextFree(context.Background(), fmt.Sprintf("http://host%d.example/", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if at.Before(end) {
-			t.Fatalf("host%d.example is free at %v, during its pause (until %v): its schedule was forgotten", i, at, end)
-		}
-	}
-	for i := paused; i < 6000; i++ {
-		if _, err := getWithin(t, tr, fmt.Sprintf("http://host%d.example/", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n, most := tr.pacer.local.len(), 4*minSchedules; n > most {
-		t.Errorf("the pacer holds %d schedules, want at most %d", n, most)
-	}
 }
 
 // TestNextFreeAfterScheduleDropped checks that NextFree reads the schedule
 // an origin's requests are paced by, which the origin keeps when the
 // pacer's table has let it go, not a new empty one from the table: an
-// origin paused after its schedule left the table is not free.
+// origin paused after its schedule left the table is not free. (That the
+// schedule left the table is not observable from outside; the planted
+// bug, NextFree reading the table, is how the case was shown reached.)
 func TestNextFreeAfterScheduleDropped(t *testing.T) {
-	c := newClock()
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		status, body, h := 200, allowAll, http.Header{}
-		if r.URL.Path == "/busy" {
-			status = 503
-			h.Set("Retry-After", "120")
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				w.Header().Set("Retry-After", "120")
+				w.WriteHeader(503)
+			}
+		})
+		tr := newBubbleTransport(site, Options{MinDelay: time.Millisecond, MaxOrigins: 300})
+		ctx := context.Background()
+		send := func(u string) {
+			t.Helper()
+			if _, err := bubbleGet(t, tr, u); err != nil {
+				t.Fatal(err)
+			}
 		}
-		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-	})
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: time.Millisecond, MaxOrigins: 300, Now: c.Now, Sleep: c.Sleep})
-	ctx := context.Background()
-	send := func(u string) {
-		t.Helper()
-		if _, err := getWithin(t, tr, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// a.example is used often enough to stay held, while new origins push
-	// its schedule, idle between its requests, out of the table.
-	for range 20 {
-		send("http://a.example/x")
-		c.Advance(time.Second)
-	}
-	for i := range 1500 {
-		if _, err := tr.NextFree(ctx, fmt.Sprintf("http://o%d.example/", i)); err != nil {
-			t.Fatal(err)
-		}
-		if i%5 == 0 {
+		// a.example is used often enough to stay held, while new origins
+		// push its schedule, idle between its requests, out of the table.
+		for range 20 {
 			send("http://a.example/x")
-			c.Advance(10 * time.Millisecond)
+			time.Sleep(time.Second)
 		}
-	}
-	o := tr.origins.originFor(originID{host: "a.example"})
-	if tr.pacer.local.table[o.key] == o.sched.Load() {
-		t.Fatal("a.example's schedule is still in the table: the test does not reach its case")
-	}
-	send("http://a.example/busy")
-	if at, err := tr.NextFree(ctx, "http://a.example/y"); err != nil || !at.After(c.Now()) {
-		t.Errorf("NextFree = %v, %v during a.example's Retry-After pause; want the pause's end", at, err)
-	}
+		for i := range 1500 {
+			if _, err := tr.NextFree(ctx, fmt.Sprintf("http://o%d.example/", i)); err != nil {
+				t.Fatal(err)
+			}
+			if i%5 == 0 {
+				send("http://a.example/x")
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		send("http://a.example/busy")
+		if at, err := tr.NextFree(ctx, "http://a.example/y"); err != nil || !at.Equal(time.Now().Add(120*time.Second)) {
+			t.Errorf("NextFree = %v, %v during a.example's Retry-After pause; want the pause's end, %v", at, err, time.Now().Add(120*time.Second))
+		}
+	})
 }
 
 // TestSlotBehindTheLineFailsFast checks that a request whose slot lies
 // behind the requests already waiting (three, one delay apart) and past
 // its deadline fails at once with a *SlotError naming that slot, rather
-// than waiting in the line until its deadline ends it.
+// than waiting in the line until its deadline ends it, and that the
+// waiters ahead keep their slots.
 func TestSlotBehindTheLineFailsFast(t *testing.T) {
-	s := newSite(t, serve(404, ""))
-	const delay = 400 * time.Millisecond
-	var first time.Time
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/first" {
-			first = time.Now()
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 400 * time.Millisecond
+		site := newFakeSite(serve(404, ""))
+		tr := newBubbleTransport(site, Options{MinDelay: delay})
+		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+			t.Fatal(err)
 		}
-		return s.Client().Transport.RoundTrip(r)
+		first := site.hitOf(t, "http://site.example/first").at
+		errs := make(chan error, 3)
+		for i := range 3 {
+			go func() { errs <- sendFrom(tr, "http://site.example/w"+strconv.Itoa(i)) }()
+		}
+		synctest.Wait()
+		if n := tr.Stats().Waiting; n != 3 {
+			t.Fatalf("%d requests wait in the line, want 3", n)
+		}
+		want := first.Add(4 * delay)
+		if at, err := tr.NextFree(context.Background(), "http://site.example/late"); err != nil || !at.Equal(want) {
+			t.Errorf("NextFree behind three waiters = %v after the first send, %v; want four delays (%v)", at.Sub(first), err, 4*delay)
+		}
+		// Its slot is four delays away (1.6 s), past 1.2 s less a tenth.
+		ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/late", nil)
+		_, err := bubbleRoundTrip(t, tr, req)
+		var se *SlotError
+		if !errors.As(err, &se) {
+			t.Fatalf("RoundTrip behind three waiters = %v (%T), want a *SlotError", err, err)
+		}
+		if !se.At.Equal(want) {
+			t.Errorf("SlotError.At = %v after the first send, want four delays (%v): the three waiters ahead counted", se.At.Sub(first), 4*delay)
+		}
+		if d := time.Since(first); d != 0 {
+			t.Errorf("the request failed %v after the first send, want at once", d)
+		}
+		for range 3 {
+			if err := bubbleRecv(t, errs, "a waiter's answer"); err != nil {
+				t.Error(err)
+			}
+		}
+		got := hitTimes(site.pageHits(), first)
+		if w := []time.Duration{0, delay, 2 * delay, 3 * delay}; !slices.Equal(got, w) {
+			t.Errorf("requests reached the site at %v, want %v: the late one took no slot", got, w)
+		}
 	})
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: delay})
-	if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
-		t.Fatal(err)
-	}
-	errs := make(chan error, 3)
-	for i := range 3 {
-		go func() { errs <- sendFrom(tr, s.URL+"/w"+strconv.Itoa(i)) }()
-	}
-	waitFor(t, "three requests to wait in the line", func() bool { return tr.Stats().Waiting == 3 })
-	if at, err := tr.NextFree(context.Background(), s.URL+"/late"); err != nil || at.Before(first.Add(4*delay-time.Millisecond)) {
-		t.Errorf("NextFree behind three waiters = %v after the first send, %v; want four delays (%v)", at.Sub(first), err, 4*delay)
-	}
-	// Its slot is four delays away (1.6 s), past 1.2 s less a tenth.
-	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/late", nil)
-	_, err := tr.RoundTrip(req)
-	var se *SlotError
-	if !errors.As(err, &se) {
-		t.Fatalf("RoundTrip behind three waiters = %v (%T), want a *SlotError", err, err)
-	}
-	if want := first.Add(4 * delay); se.At.Before(want.Add(-time.Millisecond)) {
-		t.Errorf("SlotError.At = %v after the first send, want four delays (%v): the three waiters ahead counted", se.At.Sub(first), 4*delay)
-	}
-	for range 3 {
-		if err := recv(t, errs, "a waiter's answer"); err != nil {
-			t.Error(err)
-		}
-	}
 }
