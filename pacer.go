@@ -120,11 +120,11 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 // slot, with a *SlotError; one whose context ends returns its error,
 // and the ones behind it move up. waited is false when the request may
 // go at once, so that the caller's now still holds.
-func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (tk ticket, err error) {
+func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (_ *ticket, err error) {
 	s := p.scheduleOf(o)
-	if delay <= 0 && !p.paused(ctx, s, now).After(now) {
+	if delay <= 0 && !s.paused().After(now) && (p.fleet == nil || !p.paused(ctx, s, now).After(now)) {
 		// Nothing to space requests by: no slot to take, no lock.
-		return ticket{}, nil
+		return nil, nil
 	}
 	lim, left := limit(ctx, now)
 	w := s.line.join()
@@ -141,12 +141,12 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		ahead := s.line.ahead(w)
 		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
-			return ticket{}, &SlotError{Origin: string(s.key), At: at, Left: left, wait: at.Sub(now)}
+			return nil, &SlotError{Origin: string(s.key), At: at, Left: left, wait: at.Sub(now)}
 		}
 		if ahead > 0 || at.After(now) {
 			waited = true
 			if err := p.sleepIn(ctx, w, ahead == 0, at.Sub(now)); err != nil {
-				return ticket{}, err
+				return nil, err
 			}
 			now = p.now()
 			continue
@@ -154,7 +154,7 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		if waited && recheck != nil {
 			d, err := recheck(now)
 			if err != nil {
-				return ticket{}, err
+				return nil, err
 			}
 			if now = p.now(); d != delay {
 				delay = d
@@ -169,9 +169,12 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 			now = p.now()
 			continue
 		}
-		if err != nil || tk.s != nil {
+		if err != nil {
+			return nil, err
+		}
+		if tk.s != nil {
 			tk.w = w
-			return tk, err
+			return &tk, nil
 		}
 		if now = p.now(); next.After(now) {
 			tries = 0
@@ -179,13 +182,13 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 			continue
 		}
 		if tries++; tries >= maxTries {
-			return ticket{}, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", s.key, maxTries)
+			return nil, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", s.key, maxTries)
 		}
 	}
 }
 
 // ticket is a request's taken slot, from wait to the moment it is
-// handed on (handOn); the zero ticket is an unpaced request's.
+// handed on (handOn); an unpaced request has none.
 type ticket struct {
 	s      *schedule
 	w      *waiter
@@ -287,8 +290,8 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 // handed to the base: the line moves up and the origin's last slot is
 // raised to the send, so the next counts from the real send. (A store
 // slot lasts its spread past the slot, which the send came within.)
-func (p *pacer) handOn(tk ticket) {
-	if tk.s == nil {
+func (p *pacer) handOn(tk *ticket) {
+	if tk == nil {
 		return
 	}
 	// The line moves up first: the next head takes its slot only after

@@ -115,19 +115,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // request whose scheme robots.txt does not govern, which goes to the base
 // untouched; or the error to return unsent, the caller then closing
 // req's body.
-func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, ticket, error) {
+func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, *ticket, error) {
 	if req.URL == nil {
-		return nil, ticket{}, errors.New("robots: request has no URL")
+		return nil, nil, errors.New("robots: request has no URL")
 	}
 	if t.cfg.purposesErr != nil {
-		return nil, ticket{}, t.cfg.purposesErr
+		return nil, nil, t.cfg.purposesErr
 	}
 	if !isHTTP(req.URL.Scheme) {
-		return nil, ticket{}, nil
+		return nil, nil, nil
 	}
 	tg, err := targetOf(req)
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, nil, err
 	}
 	o := t.origins.originFor(tg.id)
 	// decide decides the request on the origin's robots state as of now,
@@ -158,11 +158,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, tick
 	}
 	delay, err := decide(now)
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, nil, err
 	}
 	tk, err := t.pacer.wait(ctx, o, delay, now, decide)
 	if err != nil {
-		return nil, ticket{}, err
+		return nil, nil, err
 	}
 	return o, tk, nil
 }
