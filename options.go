@@ -74,7 +74,8 @@ type Options struct {
 	Agents []string
 	// Now is the clock that every freshness, back-off, fallback and
 	// politeness time is read from, so that a test can move time forward.
-	// If nil, time.Now is used.
+	// If nil, time.Now is used. A test in a testing/synctest bubble needs
+	// neither Now nor Sleep: the bubble's time is the transport's.
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done, returning ctx.Err() in the
 	// latter case; politeness waits go through it. A test that sets Now
