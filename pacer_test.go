@@ -318,7 +318,9 @@ type watchedFleet struct {
 	*MemoryFleet
 	lag     time.Duration
 	members int // if not zero, the Members of every slot
-	down    atomic.Bool
+	// membersOf, if it names the origin, is the Members of its slots.
+	membersOf map[OriginKey]int
+	down      atomic.Bool
 
 	// mu protects the fields below.
 	mu       sync.Mutex
@@ -341,6 +343,9 @@ func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotR
 	slot, err := f.MemoryFleet.ReserveSlot(ctx, key, req)
 	if f.members != 0 {
 		slot.Members = f.members
+	}
+	if n, ok := f.membersOf[key]; ok {
+		slot.Members = n
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -419,6 +424,49 @@ func TestFleetFallbackKeepsOwnPace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestOutagePacesEachOriginByItsMembers checks that while the store is
+// down each origin is paced at the delay times the members the store last
+// counted on that origin, and an origin it never counted at the delay
+// times the members it last counted on any.
+func TestOutagePacesEachOriginByItsMembers(t *testing.T) {
+	const delay = time.Second
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := newWatchedFleet()
+		fleet.membersOf = map[OriginKey]int{"http://one.example": 1, "http://three.example": 3}
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
+		// one.example first, so that the count last given for any
+		// origin is three.example's.
+		for _, origin := range []string{"http://one.example", "http://three.example"} {
+			if _, err := bubbleGet(t, tr, origin+"/shared"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fleet.down.Store(true)
+		time.Sleep(time.Hour)
+		for _, tc := range []struct {
+			origin string
+			gap    time.Duration
+		}{
+			{"http://one.example", delay},
+			{"http://three.example", 3 * delay},
+			{"http://never.example", 3 * delay},
+		} {
+			for i := range 3 {
+				if _, err := bubbleGet(t, tr, tc.origin+"/local"+strconv.Itoa(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sends := site.hitsWhere(func(h hit) bool { return strings.HasPrefix(h.url, tc.origin+"/local") })
+			for i := 1; i < len(sends); i++ {
+				if gap := sends[i].at.Sub(sends[i-1].at); gap != tc.gap {
+					t.Errorf("%s: requests %d and %d reached the site %v apart during the outage, want %v", tc.origin, i-1, i, gap, tc.gap)
+				}
+			}
+		}
+	})
 }
 
 // TestPauseHoldsWaiters checks that a Retry-After holds the requests
