@@ -465,6 +465,10 @@ func TestOutagePacesEachOriginByItsMembers(t *testing.T) {
 					t.Errorf("%s: requests %d and %d reached the site %v apart during the outage, want %v", tc.origin, i-1, i, gap, tc.gap)
 				}
 			}
+			next, err := tr.NextFree(context.Background(), tc.origin+"/next")
+			if want := sends[len(sends)-1].at.Add(tc.gap); err != nil || !next.Equal(want) {
+				t.Errorf("%s: NextFree during the outage = %v, %v, want %v", tc.origin, next, err, want)
+			}
 		}
 	})
 }
