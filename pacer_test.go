@@ -473,6 +473,47 @@ func TestOutagePacesEachOriginByItsMembers(t *testing.T) {
 	})
 }
 
+// TestCallerGivingUpInAStoreCall checks that a request whose deadline
+// ends while the store is asked for its slot returns the deadline's
+// error, is not sent, is not counted as a store error and does not
+// switch the process to pacing alone.
+func TestCallerGivingUpInAStoreCall(t *testing.T) {
+	const delay = time.Second
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := newWatchedFleet()
+		fleet.members = 3
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
+		if _, err := bubbleGet(t, tr, "http://fleet.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * delay)
+		// A store that does not answer until the caller gives up.
+		fleet.down.Store(true)
+		fleet.lag = time.Hour
+		ctx, cancel := context.WithTimeout(context.Background(), delay/2)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://fleet.example/given-up", nil)
+		if resp, err := tr.RoundTrip(req); !errors.Is(err, context.DeadlineExceeded) {
+			if err == nil {
+				resp.Body.Close()
+			}
+			t.Fatalf("RoundTrip = %v, want the deadline's error", err)
+		}
+		if n := len(site.pageHits()); n != 1 {
+			t.Errorf("%d pages reached the site, want only the first: a request whose caller gave up was sent", n)
+		}
+		if n := tr.Stats().StoreErrors; n != 0 {
+			t.Errorf("StoreErrors = %d, want 0: the caller gave up, the store did not fail", n)
+		}
+		fleet.down.Store(false)
+		now := time.Now()
+		if next, err := tr.NextFree(context.Background(), "http://fleet.example/next"); err != nil || !next.Equal(now) {
+			t.Errorf("NextFree = %v, %v, want now (%v): the process paces alone as if the store had failed", next, err, now)
+		}
+	})
+}
+
 // TestPauseHoldsWaiters checks that a Retry-After holds the requests
 // already waiting in line, not only those that come after it: a waiter
 // booked a delay after the request that was answered 429 is sent no
