@@ -241,6 +241,48 @@ func TestSlotPastDeadlineFailsFast(t *testing.T) {
 	}
 }
 
+// TestSlotNeedsATenthOfTheDeadline checks that a wait may take all but
+// a tenth of the time its request has left: a slot 10 s away is waited
+// for by a request with 12 s left and refused at once to one with 10.5 s.
+func TestSlotNeedsATenthOfTheDeadline(t *testing.T) {
+	const delay = 10 * time.Second
+	for _, tc := range []struct {
+		left time.Duration
+		sent bool
+	}{
+		{12 * time.Second, true},
+		{10500 * time.Millisecond, false},
+	} {
+		t.Run(tc.left.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				tr := newBubbleTransport(site, Options{MinDelay: delay})
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), tc.left)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/second", nil)
+				_, err := bubbleRoundTrip(t, tr, req)
+				if !tc.sent {
+					var se *SlotError
+					if !errors.As(err, &se) || time.Since(start) != 0 {
+						t.Fatalf("RoundTrip = %v after %v, want a *SlotError at once", err, time.Since(start))
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("RoundTrip = %v, want the page", err)
+				}
+				if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != delay {
+					t.Errorf("the request reached the site %v after the first, want %v", d, delay)
+				}
+			})
+		})
+	}
+}
+
 // noCache is an Options.Cache that keeps nothing, so that an origin
 // forgotten in memory is fetched again.
 type noCache struct{}
