@@ -5,8 +5,9 @@
 // The suite covers the three parts of a Fleet, each case a subtest named
 // by the rule it checks: the records (Load and the compare-and-swap of
 // Swap, the variant keys, values byte for byte), the fetch lease (taken
-// once, refused to others while held, given up only by its holder, freed
-// when its ttl runs out) and the pace (arrival order and spacing, the
+// once, refused to others while held, taken again by its holder for a
+// new ttl, given up only by its holder, freed when its ttl runs out) and
+// the pace (arrival order and spacing, the
 // earliest and the latest slot a request can use, giving a slot back,
 // pauses, members on fast and slow origins, a member's last slot that a
 // store restarted empty must not lose, and the epoch).
@@ -293,6 +294,27 @@ var leaseCases = []testCase{
 			if c.lease(c.origin, tok, time.Minute) {
 				c.Errorf("Lease by %s granted while a holds it", tok)
 			}
+		}
+	}},
+	{"the holder taking its lease again holds it, for ttl from then", func(c *fleetCase) {
+		// The first ttl runs out while the second, taken again at once,
+		// still runs: a store that refuses the holder, or keeps the
+		// first expiry, fails. Only the short ttl is waited out; a
+		// machine paused for a minute would be the only false alarm.
+		const short = 50 * time.Millisecond
+		if !c.lease(c.origin, "a", short) {
+			c.Fatal("Lease of a free origin refused")
+		}
+		taken := time.Now()
+		if !c.lease(c.origin, "a", time.Minute) {
+			c.Fatal("Lease by its holder refused: a transport whose Unlease was lost would wait out its own lease")
+		}
+		time.Sleep(time.Until(taken.Add(2 * short)))
+		if c.lease(c.origin, "b", time.Minute) {
+			c.Errorf("Lease by b granted %v after a's lease of %v was taken again for a minute: the holder's second Lease did not renew it", time.Since(taken), short)
+		}
+		if !c.lease(c.origin, "a", time.Minute) {
+			c.Error("Lease by its holder refused the third time")
 		}
 	}},
 	{"Unlease by a non-holder does nothing", func(c *fleetCase) {
