@@ -30,8 +30,11 @@ type Fleet interface {
 	Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error)
 
 	// Lease takes the lease on fetching origin's robots.txt for ttl if no
-	// one holds it, and reports whether token, which names the holder
-	// (random per transport), now holds it.
+	// one else holds it, and reports whether token, which names the
+	// holder (random per transport), now holds it. The holder taking it
+	// again holds it (true) for ttl from then: a transport whose Unlease
+	// was lost fetches again at once, never waiting out its own lease,
+	// and its new fetch has the whole ttl.
 	Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error)
 	// Unlease gives origin's lease up if token still holds it.
 	Unlease(ctx context.Context, origin OriginKey, token string) error

@@ -69,14 +69,14 @@ func (m *MemoryFleet) Swap(_ context.Context, key RecordKey, old, new []byte) (b
 }
 
 // Lease takes the lease on fetching origin's robots.txt for ttl, on the
-// real clock, if no one holds it, and reports whether token now holds
-// it.
+// real clock, if no one else holds it, and reports whether token now
+// holds it; the holder taking it again holds it for ttl from then.
 func (m *MemoryFleet) Lease(_ context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	if l, ok := m.leases[origin]; ok && now.Before(l.until) {
-		return l.token == token, nil
+	if l, ok := m.leases[origin]; ok && now.Before(l.until) && l.token != token {
+		return false, nil
 	}
 	m.leases[origin] = memoryLease{token: token, until: now.Add(max(ttl, time.Millisecond))}
 	return true, nil

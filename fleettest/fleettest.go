@@ -5,8 +5,9 @@
 // The suite covers the three parts of a Fleet, each case a subtest named
 // by the rule it checks: the records (Load and the compare-and-swap of
 // Swap, the variant keys, values byte for byte), the fetch lease (taken
-// once, refused to others while held, given up only by its holder, freed
-// when its ttl runs out) and the pace (arrival order and spacing, the
+// once, refused to others while held, taken again by its holder for a
+// new ttl, given up only by its holder, freed when its ttl runs out) and
+// the pace (arrival order and spacing, the
 // earliest and the latest slot a request can use, giving a slot back,
 // pauses, members on fast and slow origins, a member's last slot that a
 // store restarted empty must not lose, and the epoch).
@@ -238,6 +239,29 @@ var recordCases = []testCase{
 		}
 		c.wantRecord(key, []byte("v2"))
 	}},
+	{"Swap with an old value stores nothing when the key is absent", func(c *fleetCase) {
+		key := robots.RecordKey{Origin: c.origin}
+		for _, old := range [][]byte{{}, []byte("v1")} {
+			if c.swap(key, old, []byte("v2")) {
+				c.Errorf("Swap(%q, v2) on an absent key stored: old nil is the only absent", old)
+			}
+		}
+		c.wantRecord(key, nil)
+	}},
+	{"a value stored or loaded is the store's own copy", func(c *fleetCase) {
+		key := robots.RecordKey{Origin: c.origin}
+		v := []byte("first")
+		if !c.swap(key, nil, v) {
+			c.Fatal("Swap(nil, first) on an absent key did not store")
+		}
+		v[0] = 'X' // the caller reuses its buffer
+		c.wantRecord(key, []byte("first"))
+		got, _ := c.load(key)
+		if len(got) > 0 {
+			got[0] = 'Y' // the caller changes what it loaded
+		}
+		c.wantRecord(key, []byte("first"))
+	}},
 	{"a variant's key is separate from the plain one and from other variants", func(c *fleetCase) {
 		plain := robots.RecordKey{Origin: c.origin}
 		a := robots.RecordKey{Origin: c.origin, Variant: "a"}
@@ -293,6 +317,27 @@ var leaseCases = []testCase{
 			if c.lease(c.origin, tok, time.Minute) {
 				c.Errorf("Lease by %s granted while a holds it", tok)
 			}
+		}
+	}},
+	{"the holder taking its lease again holds it, for ttl from then", func(c *fleetCase) {
+		// The first ttl runs out while the second, taken again at once,
+		// still runs: a store that refuses the holder, or keeps the
+		// first expiry, fails. Only the short ttl is waited out; a
+		// machine paused for a minute would be the only false alarm.
+		const short = 50 * time.Millisecond
+		if !c.lease(c.origin, "a", short) {
+			c.Fatal("Lease of a free origin refused")
+		}
+		taken := time.Now()
+		if !c.lease(c.origin, "a", time.Minute) {
+			c.Fatal("Lease by its holder refused: a transport whose Unlease was lost would wait out its own lease")
+		}
+		time.Sleep(time.Until(taken.Add(2 * short)))
+		if c.lease(c.origin, "b", time.Minute) {
+			c.Errorf("Lease by b granted %v after a's lease of %v was taken again for a minute: the holder's second Lease did not renew it", time.Since(taken), short)
+		}
+		if !c.lease(c.origin, "a", time.Minute) {
+			c.Error("Lease by its holder refused the third time")
 		}
 	}},
 	{"Unlease by a non-holder does nothing", func(c *fleetCase) {
@@ -419,6 +464,13 @@ var paceCases = []testCase{
 		c.wantNext(robots.SlotRequest{Now: c.t0, NotBefore: c.t0.Add(5 * d), Interval: d}, c.t0.Add(5*d))
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
 	}},
+	{"NextSlot with a zero interval is the later of Now and the pause, whatever the last slot", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: c.t0.Add(10 * d), Interval: d}), c.t0.Add(10*d), true)
+		c.wantNext(robots.SlotRequest{Now: c.t0}, c.t0)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Held: c.t0.Add(20 * d)}, c.t0)
+		c.pause(c.t0.Add(5 * d))
+		c.wantNext(robots.SlotRequest{Now: c.t0}, c.t0.Add(5*d))
+	}},
 	{"NextSlot counts no member", func(c *fleetCase) {
 		c.next(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d})
 		if slot := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}); slot.Members > 1 {
@@ -454,6 +506,17 @@ var paceCases = []testCase{
 			c.Errorf("a alone, b's window over: %d counted, want 1", n)
 		}
 	}},
+	{"a member whose slot lies ahead counts until the window after that slot", func(c *fleetCase) {
+		window := robots.MemberWindowFor(d)
+		// a's slot is a window ahead of its Now (it queued behind a
+		// NotBefore): it counts until a window after the slot, not
+		// after the Now it asked at.
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: c.t0.Add(window), Interval: d}), c.t0.Add(window), true)
+		later := c.t0.Add(window + window/2)
+		if n := c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: d}).Members; n != 2 {
+			c.Errorf("b half a window after a's slot: %d counted, want 2 (a's window runs from its slot)", n)
+		}
+	}},
 	{"a slow origin's members stay counted between their own slots, and drop out after its window", func(c *fleetCase) {
 		// A Crawl-delay of 30 s: three members take turns 35 s apart, so
 		// that each one's own slots are 105 s apart and another's last
@@ -487,6 +550,13 @@ var paceCases = []testCase{
 		c.cancel(c.t0.Add(d), d)
 		if got := c.reserve(robots.SlotRequest{Member: "c", Now: c.t0, Interval: d, Epoch: "e3"}); got.Epoch != "e1" {
 			c.Errorf("epoch = %q after a pause and a slot given back, want e1 kept", got.Epoch)
+		}
+	}},
+	{"NextSlot writes no epoch: the first reservation's offered one is taken", func(c *fleetCase) {
+		c.next(robots.SlotRequest{Now: c.t0, Interval: d})
+		c.next(robots.SlotRequest{Now: c.t0, Interval: d, Epoch: "e0"})
+		if got := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"}); got.Epoch != "" && got.Epoch != "e1" {
+			c.Errorf("the first reservation after NextSlot got epoch %q, want its offered e1: a peek took an epoch", got.Epoch)
 		}
 	}},
 	{"a store that comes back empty takes the offered epoch and grants no slot within an interval of Held", func(c *fleetCase) {

@@ -30,6 +30,16 @@ redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
 return 1
 `)
 
+	// leaseScript: KEYS[1] lease; ARGV: the token taking it, its expiry
+	// in ms. The lease is taken when free or held by the same token
+	// (whose expiry then starts again), as robots.Fleet's Lease says.
+	leaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
 	// unleaseScript: KEYS[1] lease; ARGV[1] the holder's token.
 	unleaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -121,11 +131,14 @@ return 1
 )
 
 // Lease takes the fleet's lease on fetching origin's robots.txt for ttl,
-// if no one holds it, and reports whether token now holds it. A holder
-// that dies loses the lease when ttl runs out.
+// if no one else holds it, and reports whether token now holds it, in
+// one round trip; token taking it again holds it for ttl from then. A
+// holder that dies loses the lease when ttl runs out.
 func (s *Store) Lease(ctx context.Context, origin robots.OriginKey, token string, ttl time.Duration) (bool, error) {
 	return call(ctx, s, "lease", func(ctx context.Context) (bool, error) {
-		return s.client.SetNX(ctx, s.key(origin, "lease"), token, max(ttl, time.Millisecond)).Result()
+		n, err := leaseScript.Run(ctx, s.client, []string{s.key(origin, "lease")},
+			token, max(ttl, time.Millisecond).Milliseconds()).Int()
+		return n == 1, err
 	})
 }
 

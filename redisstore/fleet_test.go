@@ -500,6 +500,9 @@ type pacedMember struct {
 	store   *redisstore.Store
 	tr      *robots.Transport
 	granted atomic.Int64 // slots the store granted
+	// told is how many members the store counted in its last answer to
+	// a reservation: what the member paces by if Redis goes now.
+	told atomic.Int64
 
 	mu    sync.Mutex
 	sends []pacedSend
@@ -511,7 +514,7 @@ type pacedSend struct {
 	shared bool      // the slot came from the store
 }
 
-func newPacedMember(t *testing.T, addr string, delay time.Duration) *pacedMember {
+func newPacedMember(t *testing.T, addr string, delay time.Duration, gate *slotGate) *pacedMember {
 	// No retries: a call to a stopped Redis fails at once.
 	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { rc.Close() })
@@ -523,7 +526,7 @@ func newPacedMember(t *testing.T, addr string, delay time.Duration) *pacedMember
 		// A member that fails fast runs its clock days ahead; a renewal
 		// between a slot and its send would move the send off the slot.
 		Freshness: 100 * 365 * 24 * time.Hour,
-		Fleet:     countingStore{Store: m.store, granted: &m.granted},
+		Fleet:     countingStore{Store: m.store, granted: &m.granted, told: &m.told, gate: gate},
 		Now:       m.clock.Now,
 		Sleep:     m.clock.Sleep,
 	})
@@ -587,18 +590,82 @@ func (m *pacedMember) count(from int, shared bool) int {
 	return n
 }
 
-// countingStore is a Store that counts the slots it grants.
+// countingStore is a Store that counts the slots it grants, keeps the
+// member count of its last answer, and holds each reservation at its gate
+// while the gate is closed.
 type countingStore struct {
 	*redisstore.Store
 	granted *atomic.Int64
+	told    *atomic.Int64
+	gate    *slotGate
 }
 
 func (s countingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
+	s.gate.pass(ctx)
 	slot, err := s.Store.ReserveSlot(ctx, origin, req)
-	if err == nil && slot.Reserved {
-		s.granted.Add(1)
+	if err == nil {
+		s.told.Store(int64(slot.Members))
+		if slot.Reserved {
+			s.granted.Add(1)
+		}
 	}
 	return slot, err
+}
+
+// slotGate holds the reservations of a fleet's members while it is
+// closed, so that a test can stop or restart Redis between two of them:
+// when every member is held, no answer comes to any until it opens. It is
+// safe for concurrent use.
+type slotGate struct {
+	// mu protects closed and held.
+	mu sync.Mutex
+	// closed is nil while the gate is open, and closed when it opens.
+	closed chan struct{}
+	held   int
+}
+
+// pass returns when the gate is open, or ctx ends.
+func (g *slotGate) pass(ctx context.Context) {
+	g.mu.Lock()
+	closed := g.closed
+	if closed == nil {
+		g.mu.Unlock()
+		return
+	}
+	g.held++
+	g.mu.Unlock()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	g.held--
+	g.mu.Unlock()
+}
+
+// hold closes the gate and waits until n reservations are held at it.
+func (g *slotGate) hold(t *testing.T, n int, what string) {
+	t.Helper()
+	g.mu.Lock()
+	if g.closed == nil {
+		g.closed = make(chan struct{})
+	}
+	g.mu.Unlock()
+	eventually(t, fmt.Sprintf("%d reservations to be held %s", n, what), func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.held == n
+	})
+}
+
+// open lets every reservation held, and every later one, through.
+func (g *slotGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed != nil {
+		close(g.closed)
+		g.closed = nil
+	}
 }
 
 // TestFleetPacingThroughOutage runs 3 members on one origin, each sending
@@ -610,6 +677,14 @@ func (s countingStore) ReserveSlot(ctx context.Context, origin robots.OriginKey,
 // than its own last send plus the delay, and with no Cooldown the fleet's
 // shared slots are at least the delay apart from the first. Times are the
 // slots themselves, read from each member's fake clock.
+//
+// Redis stops while every member's reservation is held, once each was
+// last told of all 3 members: the fake clocks drift apart (one member
+// waiting for a CPU stays at its time while the others take dozens of
+// slots in a millisecond), and a member whose last slot lies more than
+// the member window behind another's clock is, by the contract, no
+// longer counted by it. Held again for the restart, the members' sends
+// before it are told apart exactly from the ones after.
 func TestFleetPacingThroughOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	const (
@@ -617,16 +692,17 @@ func TestFleetPacingThroughOutage(t *testing.T) {
 		members = 3
 		url     = "http://fleet.example"
 	)
+	gate := &slotGate{}
 	fleet := make([]*pacedMember, members)
 	for i := range fleet {
-		fleet[i] = newPacedMember(t, srv.Addr, delay)
+		fleet[i] = newPacedMember(t, srv.Addr, delay, gate)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, m := range fleet {
 		wg.Go(func() { m.run(ctx, t, url) })
 	}
-	t.Cleanup(func() { stop(); wg.Wait() })
+	t.Cleanup(func() { stop(); gate.open(); wg.Wait() })
 	each := func(what string, from []int, shared bool) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("each member to send 3 requests %s", what), func() bool {
@@ -646,12 +722,25 @@ func TestFleetPacingThroughOutage(t *testing.T) {
 		return n
 	}
 	each("on shared slots", make([]int, members), true)
+	eventually(t, "every member to be told of all 3 in its last reservation", func() bool {
+		gate.hold(t, members, "before Redis stops")
+		for _, m := range fleet {
+			if m.told.Load() != members {
+				gate.open()
+				return false
+			}
+		}
+		return true
+	})
 	srv.Stop()
+	gate.open()
 	each("paced alone while Redis is down", marks(), false)
+	gate.hold(t, members, "before Redis restarts")
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	back := marks()
+	gate.open()
 	each("on shared slots again, Redis back and empty", back, true)
 	stop()
 	wg.Wait()
@@ -665,9 +754,10 @@ func TestFleetPacingThroughOutage(t *testing.T) {
 				t.Errorf("member %d: requests %d (shared %v) and %d (shared %v) %v apart; want at least the delay %v",
 					i, k-1, sends[k-1].shared, k, sends[k].shared, gap, delay)
 			}
-			// Until the restart; after it, a call on a connection from
-			// before the outage may still fail, and the member then paces
-			// by the members it saw since, still no sooner than the delay.
+			// Until the restart; after it, a member's calls may fail for
+			// a second more (go-redis dials again in the background once
+			// PoolSize dials failed), and it then paces by the members it
+			// saw since, still no sooner than the delay.
 			if !sends[k].shared && k < back[i] && gap < members*delay {
 				t.Errorf("member %d: request %d, paced alone, %v after the one before; want at least %d members x %v",
 					i, k, gap, members, delay)

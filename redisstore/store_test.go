@@ -46,8 +46,15 @@ func newStore(t *testing.T, opts redisstore.Options) (*redistest.Server, *redis.
 const origin = "https://site.example:443"
 
 // TestKeys checks the key layout: versioned, prefixed, the origin as the
-// Cluster hash tag of each of its keys, and an expiry on every key.
+// Cluster hash tag of each of its keys, and an expiry on every key, each
+// the time its docs give: a record's TTL, a lease's ttl, a slot key a
+// minute past its last slot (its spread included) or its pause, the
+// members a minute past the last one's window.
 func TestKeys(t *testing.T) {
+	const (
+		paused = "https://paused.example"
+		spread = "https://spread.example"
+	)
 	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
 	ctx := context.Background()
 	now := time.Now()
@@ -62,12 +69,23 @@ func TestKeys(t *testing.T) {
 	if _, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	// A pause alone keeps its slot key a minute past its end, and a slot
+	// reserved with a spread is kept a minute past the spread.
+	if err := s.Pause(ctx, paused, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReserveSlot(ctx, spread, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Spread: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]time.Duration{
 		"fleet:rs1:{" + origin + "}:record":            time.Hour,
 		"fleet:rs1:{" + origin + "}:record examplebot": time.Hour,
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
 		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
 		"fleet:rs1:{" + origin + "}:members":           redisstore.MemberWindow + time.Minute,
+		"fleet:rs1:{" + paused + "}:slot":              time.Hour + time.Minute,
+		"fleet:rs1:{" + spread + "}:slot":              30*time.Second + time.Second + time.Minute,
+		"fleet:rs1:{" + spread + "}:members":           redisstore.MemberWindow + time.Minute,
 	}
 	keys, err := client.Keys(ctx, "*").Result()
 	if err != nil {

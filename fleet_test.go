@@ -1,0 +1,99 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// failingFleet is a Fleet whose every call fails, counting the calls.
+type failingFleet struct{ calls atomic.Int64 }
+
+var errFleetDown = errors.New("fleet down")
+
+func (f *failingFleet) fail() error { f.calls.Add(1); return errFleetDown }
+
+func (f *failingFleet) Load(context.Context, RecordKey) ([]byte, bool, error) {
+	return nil, false, f.fail()
+}
+func (f *failingFleet) Swap(context.Context, RecordKey, []byte, []byte) (bool, error) {
+	return false, f.fail()
+}
+func (f *failingFleet) Lease(context.Context, OriginKey, string, time.Duration) (bool, error) {
+	return false, f.fail()
+}
+func (f *failingFleet) Unlease(context.Context, OriginKey, string) error { return f.fail() }
+func (f *failingFleet) ReserveSlot(context.Context, OriginKey, SlotRequest) (Slot, error) {
+	return Slot{}, f.fail()
+}
+func (f *failingFleet) CancelSlot(context.Context, OriginKey, time.Time, time.Duration) error {
+	return f.fail()
+}
+func (f *failingFleet) Pause(context.Context, OriginKey, time.Time) error { return f.fail() }
+func (f *failingFleet) NextSlot(context.Context, OriginKey, SlotRequest) (time.Time, error) {
+	return time.Time{}, f.fail()
+}
+
+// expiredContext is a context whose deadline has passed while its Err is
+// still nil, as a connection's read deadline set from it can fire before
+// the context's own timer does.
+type expiredContext struct{ context.Context }
+
+func (expiredContext) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestCountedFleetCountsEveryCallsError checks that the Fleet the
+// transport calls counts one error for each failed call of every one of
+// its methods (Stats.StoreErrors), and none for a call whose context had
+// ended: cancelled, or past its deadline before its timer set Err.
+func TestCountedFleetCountsEveryCallsError(t *testing.T) {
+	calls := []struct {
+		name string
+		call func(ctx context.Context, f Fleet) error
+	}{
+		{"Load", func(ctx context.Context, f Fleet) error { _, _, err := f.Load(ctx, RecordKey{Origin: "o"}); return err }},
+		{"Swap", func(ctx context.Context, f Fleet) error {
+			_, err := f.Swap(ctx, RecordKey{Origin: "o"}, nil, []byte("v"))
+			return err
+		}},
+		{"Lease", func(ctx context.Context, f Fleet) error { _, err := f.Lease(ctx, "o", "tok", time.Second); return err }},
+		{"Unlease", func(ctx context.Context, f Fleet) error { return f.Unlease(ctx, "o", "tok") }},
+		{"ReserveSlot", func(ctx context.Context, f Fleet) error { _, err := f.ReserveSlot(ctx, "o", SlotRequest{}); return err }},
+		{"CancelSlot", func(ctx context.Context, f Fleet) error { return f.CancelSlot(ctx, "o", time.Time{}, time.Second) }},
+		{"Pause", func(ctx context.Context, f Fleet) error { return f.Pause(ctx, "o", time.Time{}) }},
+		{"NextSlot", func(ctx context.Context, f Fleet) error { _, err := f.NextSlot(ctx, "o", SlotRequest{}); return err }},
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			inner := &failingFleet{}
+			var errs atomic.Int64
+			f := counted(inner, &errs)
+			for _, ctx := range []struct {
+				name   string
+				ctx    context.Context
+				counts int64
+			}{
+				{"a live context", context.Background(), 1},
+				{"a cancelled context", cancelled, 0},
+				{"a context past its deadline, Err not yet set", expiredContext{context.Background()}, 0},
+			} {
+				before, calls := errs.Load(), inner.calls.Load()
+				if err := c.call(ctx.ctx, f); !errors.Is(err, errFleetDown) {
+					t.Errorf("with %s: err = %v, want the store's own", ctx.name, err)
+				}
+				if inner.calls.Load() != calls+1 {
+					t.Errorf("with %s: the store was called %d times, want once", ctx.name, inner.calls.Load()-calls)
+				}
+				if n := errs.Load() - before; n != ctx.counts {
+					t.Errorf("with %s: %d errors counted, want %d", ctx.name, n, ctx.counts)
+				}
+			}
+		})
+	}
+	if counted(nil, new(atomic.Int64)) != nil {
+		t.Error("counted(nil) is a Fleet; want none, so that a transport without one has none")
+	}
+}
