@@ -21,9 +21,9 @@ import (
 // least useful first), each with its state (record.go), and one renewal
 // per origin at a time, which takes the fleet's lease, loads the newest
 // stored record, fetches when that is due and saves the result merged
-// with what other writers stored (store.go). A body is parsed once: by
-// the fetcher, what it fetched, or by the renewal, the body it keeps from
-// the store when it is not one already parsed. A forgotten origin's record
+// with what other writers stored (store.go). A body is parsed once, by
+// the renewal: the one the record it comes to keeps, unless the state
+// already holds it parsed. A forgotten origin's record
 // stays in the store. The decider (decider.go) decides requests under the
 // state the cache gives. It is safe for concurrent use.
 type robotsCache struct {
@@ -168,9 +168,10 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 			base, fetched = &saved, &res
 		}
 	}
-	// Parse the body kept, once, unless it is one already parsed: the
-	// state's, or the one just fetched.
-	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed(), parsedBody{res.body, res.robots})), fetched)
+	// Parse the body kept, once, unless it is the one the state already
+	// holds parsed: here, in the renewal's goroutine, not in the fetch's,
+	// whose stack would grow again for it.
+	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched)
 }
 
 // keep makes st o's state and weighs o again; fetched, when the renewal

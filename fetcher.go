@@ -21,8 +21,9 @@ import (
 // fetcher makes one robots.txt fetch at a time and turns it into a
 // fetchResult: a conditional GET with the stored validators, redirects
 // followed on the base RoundTripper, the body read under the size limit
-// and parsed, and the status rules of RFC 9309 section 2.3.1. It holds no
-// state of its own and is safe for concurrent use.
+// (unparsed: the renewal parses the body the record keeps) and the
+// status rules of RFC 9309 section 2.3.1. It holds no state of its own
+// and is safe for concurrent use.
 type fetcher struct {
 	base         http.RoundTripper
 	userAgent    string
@@ -66,17 +67,16 @@ func (o Outcome) String() string {
 // fetcher makes it: what the origin's record is taken on from.
 type fetchResult struct {
 	outcome      Outcome
-	status       int            // the final status; 0 when none arrived
-	body         []byte         // when Parsed: the file cut to the size limit
-	robots       *policy.Robots // body parsed
-	size         int64          // decoded bytes kept, at most the size limit
-	truncated    bool           // the file was longer than the size limit
-	maxAge       time.Duration  // Cache-Control max-age; negative when none
-	age          time.Duration  // the response's Age header
-	noCache      bool           // Cache-Control no-cache or no-store
-	retryAfter   time.Duration  // a 429 or 503's Retry-After
-	notModified  bool           // a 304 confirmed the stored copy
-	etag         string         // validators of a parsed body
+	status       int           // the final status; 0 when none arrived
+	body         []byte        // when Parsed: the file cut to the size limit, unparsed
+	size         int64         // decoded bytes kept, at most the size limit
+	truncated    bool          // the file was longer than the size limit
+	maxAge       time.Duration // Cache-Control max-age; negative when none
+	age          time.Duration // the response's Age header
+	noCache      bool          // Cache-Control no-cache or no-store
+	retryAfter   time.Duration // a 429 or 503's Retry-After
+	notModified  bool          // a 304 confirmed the stored copy
+	etag         string        // validators of a parsed body
 	lastModified string
 	vary         bool   // the response varies by User-Agent
 	url          string // the last URL requested, after redirects
@@ -262,7 +262,6 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, res fetchRe
 		return res
 	}
 	res.outcome, res.body, res.size, res.truncated = Parsed, body, int64(len(body)), truncated
-	res.robots = policy.Parse(res.body)
 	return res
 }
 

@@ -143,7 +143,9 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 		if !lim.IsZero() && at.After(lim) {
 			return nil, &SlotError{Origin: string(s.key), At: at, Left: left, wait: at.Sub(now)}
 		}
-		if ahead > 0 || at.After(now) {
+		// Slots are to the microsecond: one that rounds up past now is
+		// free now.
+		if ahead > 0 || at.After(slotTime(now)) {
 			waited = true
 			if err := p.sleepIn(ctx, w, ahead == 0, at.Sub(now)); err != nil {
 				return nil, err

@@ -292,32 +292,27 @@ func (noCache) Set(string, []byte)        {}
 func (noCache) Delete(string)             {}
 
 // TestPauseOutlivesOrigin checks that a Retry-After pause survives the
-// origin's robots.txt being pushed out of memory by other origins.
+// origin's robots.txt being forgotten: the origin's robots.txt weighs more
+// than the table may hold, so the transport forgets it as soon as it is
+// kept, and fetches it again for the next request.
 func TestPauseOutlivesOrigin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		site := newFakeSite(nil)
+		const tableBytes = 64 << 10
+		heavy := allowAll + strings.Repeat("# "+strings.Repeat("x", 78)+"\n", tableBytes/80)
+		site := newFakeSite(serve(200, heavy))
 		site.setPages(pausing)
-		tr := newBubbleTransport(site, Options{MaxOrigins: 2, Cache: noCache{}})
+		tr := newBubbleTransport(site, Options{MaxRobotsBytes: tableBytes, Cache: noCache{}})
 		start := time.Now()
 		if _, err := bubbleGet(t, tr, "http://paused.example/busy"); err != nil {
 			t.Fatal(err)
 		}
-		// Other origins, each asked for more often than paused.example,
-		// so that the table's frequency-based eviction forgets it.
-		for range 4 {
-			for i := range 25 {
-				if _, err := bubbleGet(t, tr, "http://site"+strconv.Itoa(i)+".example/page"); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if n := tr.Stats().Origins; n > 2 {
-			t.Fatalf("%d origins held, want at most 2", n)
+		if n := tr.Stats().Origins; n != 0 {
+			t.Fatalf("%d origins held, want none: the test does not reach its case, an origin forgotten", n)
 		}
 		if _, err := bubbleGet(t, tr, "http://paused.example/page"); err != nil {
 			t.Fatal(err)
 		}
-		if n := len(site.hitsWhere(func(h hit) bool { return h.url == "http://paused.example/robots.txt" })); n != 2 {
+		if n := len(site.robotsHits()); n != 2 {
 			t.Fatalf("paused.example's robots.txt fetched %d times, want 2: the test does not reach its case, an origin forgotten", n)
 		}
 		if d := site.hitOf(t, "http://paused.example/page").at.Sub(start); d != time.Hour {
@@ -1008,6 +1003,26 @@ func TestSlotBehindTheLineFailsFast(t *testing.T) {
 		got := hitTimes(site.pageHits(), first)
 		if w := []time.Duration{0, delay, 2 * delay, 3 * delay}; !slices.Equal(got, w) {
 			t.Errorf("requests reached the site at %v, want %v: the late one took no slot", got, w)
+		}
+	})
+}
+
+// TestFreeSlotGoesAtOnce checks that a request whose origin's slot is free
+// is sent without sleeping, whatever the nanoseconds of the clock: slots
+// are kept to the microsecond, and a free slot rounded up past now must
+// not cost a sleep (a timer and a goroutine) on every new origin.
+func TestFreeSlotGoesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second})
+		for i := range 20 {
+			// Off the microsecond, by more than half of one each time.
+			time.Sleep(time.Duration(600+10*i) * time.Nanosecond)
+			if err := sendFrom(tr, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if w := tr.Stats().Waited; w != 0 {
+			t.Errorf("Stats.Waited = %v after 20 requests to new origins, want 0: a free slot was slept toward", w)
 		}
 	})
 }

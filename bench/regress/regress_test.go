@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,4 +258,43 @@ func send(b *testing.B, rt http.RoundTripper, req *http.Request) {
 	if resp.StatusCode != http.StatusOK {
 		b.Fatalf("status %d", resp.StatusCode)
 	}
+}
+
+// BenchmarkNewOrigin sends one request per operation, each to an origin
+// not met before, as a broad crawl does: "bare" on memBase alone,
+// "transport" through a robots.Transport with the default options over
+// it, which fetches, parses and stores each origin's robots.txt, decides
+// the request and takes its first slot. What a new origin costs is
+// transport against bare: the transport's round trip is two of bare's
+// (robots.txt, then the page) and what it adds.
+func BenchmarkNewOrigin(b *testing.B) {
+	newReq := func(i int) *http.Request {
+		req, err := http.NewRequest(http.MethodGet, "https://site"+strconv.Itoa(i)+".example/catalog/page-17", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("User-Agent", heldAgent)
+		return req
+	}
+	b.Run("bare", func(b *testing.B) {
+		base := &memBase{}
+		i := 0
+		for b.Loop() {
+			send(b, base, newReq(i))
+			i++
+		}
+	})
+	b.Run("transport", func(b *testing.B) {
+		base := &memBase{}
+		tr := robots.NewTransport(base, robots.Options{UserAgent: heldAgent})
+		i := 0
+		for b.Loop() {
+			send(b, tr, newReq(i))
+			i++
+		}
+		b.StopTimer()
+		if n := base.robots.Load(); n != int64(i) {
+			b.Fatalf("robots.txt fetched %d times for %d origins", n, i)
+		}
+	})
 }
