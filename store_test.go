@@ -3,8 +3,10 @@ package robots
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -418,5 +420,49 @@ func TestRecordEncoding(t *testing.T) {
 	}
 	if _, err := decodeRecord([]byte("robots-record v3\n{}")); !errors.Is(err, errNewerRecord) {
 		t.Errorf("newer version: %v, want errNewerRecord", err)
+	}
+}
+
+// TestRecordHeadIsJSON checks that a record's header is written exactly
+// as json.Marshal writes the record, for every field set and unset and
+// for strings and times that need escaping or care, so that the stored
+// form stays the JSON that every version reads.
+func TestRecordHeadIsJSON(t *testing.T) {
+	strs := []string{"", "plain", `"etag-v1"`, `W/"weak"`, `back\slash`, "tab\there", "line\nbreak", "<a>&b", "héllo", "\xff\xfe broken", "sep\u2028arator", "ctl\x01\x7f"}
+	times := []time.Time{
+		{},
+		time.Date(2026, 12, 2, 6, 15, 0, 0, time.UTC),
+		time.Date(2026, 12, 2, 6, 15, 0, 123456789, time.UTC),
+		time.Date(1999, 1, 2, 3, 4, 5, 1000, time.FixedZone("", -(7*3600+30*60))),
+		time.Date(2026, 6, 1, 0, 0, 0, 500, time.FixedZone("CEST", 2*3600)),
+	}
+	rng := rand.New(rand.NewPCG(29, 30))
+	pick := func() record {
+		return record{
+			Outcome: Outcome(rng.IntN(4)), Status: []int{0, 200, 304, 503}[rng.IntN(4)],
+			Size: []int64{0, 1, 512000}[rng.IntN(3)], Truncated: rng.IntN(2) == 0,
+			FetchedAt: times[rng.IntN(len(times))], Expires: times[rng.IntN(len(times))],
+			URL: strs[rng.IntN(len(strs))], ETag: strs[rng.IntN(len(strs))], LastModified: strs[rng.IntN(len(strs))],
+			Vary: rng.IntN(2) == 0, Since: times[rng.IntN(len(times))], RetryAt: times[rng.IntN(len(times))],
+			Failures: rng.IntN(3), Err: strs[rng.IntN(len(strs))], BodyLen: rng.IntN(2) * 300,
+		}
+	}
+	recs := []record{{}, {Outcome: Parsed, FetchedAt: times[1]}}
+	for range 2000 {
+		r := pick()
+		if rng.IntN(3) == 0 {
+			g := pick()
+			r.Good = &g
+		}
+		recs = append(recs, r)
+	}
+	for _, r := range recs {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.appendHead(nil); !bytes.Equal(got, want) {
+			t.Fatalf("header of %+v:\n got %s\nwant %s", r, got, want)
+		}
 	}
 }
