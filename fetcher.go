@@ -102,33 +102,13 @@ type validators struct{ etag, lastModified string }
 
 // fetch gets the robots.txt at robotsURL, sending host as its Host
 // header when it is not "" (a Host override). The fetch runs detached
-// from ctx's cancellation, bounded by the fetcher's timeout. It runs in a
-// goroutine of its own because a base RoundTripper may ignore its
-// context, and the timeout must bound it all the same; a panic of the
-// base, which would otherwise end the process from that goroutine, is
-// recovered, logged with its stack and taken as an unreachable
-// robots.txt.
+// from ctx's cancellation, bounded by the fetcher's timeout, in the
+// caller's goroutine, whose stack has grown already: only each hop's
+// call of the base runs in a goroutine of its own (see exchange).
 func (f *fetcher) fetch(ctx context.Context, robotsURL *url.URL, host string, v validators) fetchResult {
-	where := robotsURL.String()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 	defer cancel()
-	done := make(chan fetchResult, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				stack := debug.Stack()
-				f.logger.Error("robots: panic during robots.txt fetch", "url", where, "panic", p, "stack", string(stack))
-				done <- unreachable(where, fmt.Errorf("robots: panic during fetch: %v", p))
-			}
-		}()
-		done <- f.fetchHops(ctx, robotsURL, host, v)
-	}()
-	select {
-	case res := <-done:
-		return res
-	case <-ctx.Done():
-		return unreachable(where, fmt.Errorf("robots: no complete answer within %v", f.timeout))
-	}
+	return f.fetchHops(ctx, robotsURL, host, v)
 }
 
 // fetchHops follows redirects up to the fetcher's limit, rather than
@@ -232,11 +212,48 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, host string, v validators
 	if v.lastModified != "" {
 		req.Header.Set("If-Modified-Since", v.lastModified)
 	}
-	resp, err := send(f.base, req)
+	resp, err := f.exchange(ctx, req)
 	if err == nil && resp.Body == nil {
 		resp.Body = http.NoBody
 	}
 	return resp, err
+}
+
+// answer is what the base answered a fetch's request.
+type answer struct {
+	resp *http.Response
+	err  error
+}
+
+// exchange sends req on the base in a goroutine of its own: a base
+// RoundTripper may ignore its context, and the fetcher's timeout must
+// bound it all the same. A response that comes after the timeout is
+// closed unread. A panic of the base, which would otherwise end the
+// process from that goroutine, is recovered, logged with its stack and
+// taken as no response. (A body that stalls is bounded by closing it;
+// see readBody.)
+func (f *fetcher) exchange(ctx context.Context, req *http.Request) (*http.Response, error) {
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				f.logger.Error("robots: panic during robots.txt fetch", "url", req.URL.String(), "panic", p, "stack", string(debug.Stack()))
+				done <- answer{err: fmt.Errorf("panic during fetch: %v", p)}
+			}
+		}()
+		resp, err := send(f.base, req)
+		if err == nil && ctx.Err() != nil {
+			// Too late: the fetch has gone on without it.
+			resp.Body.Close()
+		}
+		done <- answer{resp, err}
+	}()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // fetchError explains a failed exchange, naming a timeout as such.
