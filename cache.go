@@ -190,6 +190,11 @@ func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
 
 // logFetch logs one robots.txt fetch of o, which led to rec.
 func (c *robotsCache) logFetch(o *origin, res fetchResult, rec *record) {
+	// Every new origin comes here: without a Logger that wants it, the
+	// record of the fetch is not even built.
+	if !c.logger.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
 	attrs := []any{"origin", o.key, "outcome", res.outcome.String(), "status", res.status, "url", res.url}
 	switch res.outcome {
 	case Unreachable:

@@ -246,11 +246,12 @@ func (p *pacer) estimate(s *schedule, delay time.Duration, now time.Time) time.T
 // none is taken when the Pace names next as the time the slot is free.
 func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
-	req := SlotRequest{Member: p.member, Now: now, NotBefore: s.paused(), Interval: delay, Limit: now}
+	// The process's own pace counts no members: it has only itself.
+	req := SlotRequest{Now: now, NotBefore: s.paused(), Interval: delay, Limit: now}
 	if p.fleet != nil {
 		// The store knows every member's slots but may have lost them:
 		// Held is the one it must not lose, this process's last.
-		req.Held, req.Epoch, req.Spread = s.lastSlot(), p.epochToken(), p.spread(delay)
+		req.Member, req.Held, req.Epoch, req.Spread = p.member, s.lastSlot(), p.epochToken(), p.spread(delay)
 		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 		if err == nil {
 			p.down.Store(false)
@@ -278,7 +279,7 @@ func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now 
 		// The store call took time: the slot counts from now.
 		now = slotTime(p.now())
 		n := s.line.outageMembers(int(p.members.Load()))
-		req = SlotRequest{Member: p.member, Now: now, Limit: now, Interval: time.Duration(n) * delay,
+		req = SlotRequest{Now: now, Limit: now, Interval: time.Duration(n) * delay,
 			NotBefore: latest(s.paused(), s.line.aloneAfter(n, delay))}
 	}
 	slot := s.reserve(req)

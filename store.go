@@ -98,12 +98,20 @@ type storedRecord struct {
 // get reads the record under key. A record that cannot be read is
 // missing.
 func (s *store) get(ctx context.Context, key RecordKey) storedRecord {
+	if s.fleet != nil {
+		return s.getAt(ctx, key, "")
+	}
+	return s.getAt(ctx, key, plainKey(key))
+}
+
+// getAt is get with key's plainKey, pk, when the Cache is a plain one.
+func (s *store) getAt(ctx context.Context, key RecordKey, pk string) storedRecord {
 	var raw []byte
 	var found bool
 	if s.fleet != nil {
 		s.contain("Load", key.Origin, func() { raw, found, _ = s.fleet.Load(ctx, key) })
 	} else {
-		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(plainKey(key)) })
+		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(pk) })
 	}
 	if !found {
 		return storedRecord{}
@@ -152,12 +160,13 @@ func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
 // false, storing nothing, when the stored record is of a newer version.
 func (s *store) write(ctx context.Context, key RecordKey, next func(storedRecord) record) bool {
 	if s.fleet == nil {
-		old := s.get(ctx, key)
+		pk := plainKey(key)
+		old := s.getAt(ctx, key, pk)
 		if old.newer {
 			return false
 		}
 		data := next(old).encode()
-		s.contain("Set", key.Origin, func() { s.cache.Set(plainKey(key), data) })
+		s.contain("Set", key.Origin, func() { s.cache.Set(pk, data) })
 		return true
 	}
 	for range swapTries {
