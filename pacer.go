@@ -137,6 +137,9 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 			s.line.leave(w)
 		}
 	}()
+	// atLeast is the spread a store slot is asked again with after an
+	// answer came past its own: the lateness it measured, twice.
+	var atLeast time.Duration
 	for tries := 0; ; {
 		ahead := s.line.ahead(w)
 		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
@@ -163,13 +166,18 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 				continue
 			}
 		}
-		tk, next, err := p.take(ctx, s, delay, now)
-		if err == nil && tk.store && p.tooLateFor(ctx, tk) {
-			// The answer came past the slot's spread: the delay would
-			// not hold from the send. Given back, and asked again with
-			// the spread the lateness now measured gives.
-			now = p.now()
-			continue
+		tk, next, err := p.take(ctx, s, delay, now, atLeast)
+		if err == nil && tk.store {
+			if late, tooLate := p.tooLateFor(ctx, tk); tooLate {
+				// The answer came past the slot's spread: the delay
+				// would not hold from the send. Given back, and asked
+				// again with a spread the lateness measured fits in,
+				// half the delay or not, so that a store that answers
+				// slowly still gets the request sent.
+				atLeast = 2 * late
+				now = p.now()
+				continue
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -202,23 +210,24 @@ type ticket struct {
 
 // spread returns the spread to reserve a store slot of delay with: twice
 // the lateness lately measured, at least minSpread, at most half the
-// delay.
-func (p *pacer) spread(delay time.Duration) time.Duration {
-	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread)
+// delay, so that one late answer does not slow the origin's pace for
+// long; a slot asked again after a late answer takes atLeast.
+func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
+	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread, atLeast)
 }
 
-// tooLateFor reports whether tk, a store slot just taken, is in hand
-// past its spread, giving it back then. Either way the lateness seen
-// goes into the next spread.
-func (p *pacer) tooLateFor(ctx context.Context, tk ticket) bool {
+// tooLateFor measures how late tk, a store slot just taken, is in hand,
+// and reports whether that is past its spread, giving it back then.
+// Either way the lateness seen goes into the next spread.
+func (p *pacer) tooLateFor(ctx context.Context, tk ticket) (time.Duration, bool) {
 	late := max(p.now().Sub(tk.at), 0)
 	old := time.Duration(p.late.Load())
 	p.late.Store(int64(max(late, old-old/8)))
 	if late <= tk.spread {
-		return false
+		return late, false
 	}
 	p.cancel(ctx, tk.s.key, tk.at.Add(tk.spread), tk.delay+tk.spread)
-	return true
+	return late, true
 }
 
 // estimate returns when o's next slot is due as the process knows it,
@@ -242,16 +251,17 @@ func (p *pacer) estimate(s *schedule, delay time.Duration, now time.Time) time.T
 
 // take takes the head's slot at now through the Pace, if it is free:
 // the Fleet's, or while it does not answer (and with none) the
-// process's own. The ticket is the slot taken, to be handed on at once;
-// none is taken when the Pace names next as the time the slot is free.
-func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time) (tk ticket, next time.Time, err error) {
+// process's own, a store slot lasting at least atLeast past it. The
+// ticket is the slot taken, to be handed on at once; none is taken when
+// the Pace names next as the time the slot is free.
+func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time, atLeast time.Duration) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
 	// The process's own pace counts no members: it has only itself.
 	req := SlotRequest{Now: now, NotBefore: s.paused(), Interval: delay, Limit: now}
 	if p.fleet != nil {
 		// The store knows every member's slots but may have lost them:
 		// Held is the one it must not lose, this process's last.
-		req.Member, req.Held, req.Epoch, req.Spread = p.member, s.lastSlot(), p.epochToken(), p.spread(delay)
+		req.Member, req.Held, req.Epoch, req.Spread = p.member, s.lastSlot(), p.epochToken(), p.spread(delay, atLeast)
 		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
 		if err == nil {
 			p.down.Store(false)

@@ -1,11 +1,13 @@
 package robots
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -358,11 +360,17 @@ type watchedFleet struct {
 	// membersOf, if it names the origin, is the Members of its slots.
 	membersOf map[OriginKey]int
 	down      atomic.Bool
+	// late is how long after its reservation each answer is in hand,
+	// on the bubble's clock: a slow store, or a member paused by its
+	// runtime on the way back.
+	late time.Duration
 
 	// mu protects the fields below.
 	mu       sync.Mutex
 	requests []SlotRequest
 	slots    []Slot
+	// epoch, if not empty, is the Epoch of every slot.
+	epoch string
 }
 
 func newWatchedFleet() *watchedFleet { return &watchedFleet{MemoryFleet: NewMemoryFleet()} }
@@ -385,9 +393,20 @@ func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotR
 		slot.Members = n
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	if f.epoch != "" {
+		slot.Epoch = f.epoch
+	}
 	f.requests, f.slots = append(f.requests, req), append(f.slots, slot)
+	f.mu.Unlock()
+	time.Sleep(f.late)
 	return slot, err
+}
+
+// setEpoch makes epoch the Epoch of every slot from now on.
+func (f *watchedFleet) setEpoch(epoch string) {
+	f.mu.Lock()
+	f.epoch = epoch
+	f.mu.Unlock()
 }
 
 func (f *watchedFleet) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
@@ -1023,6 +1042,102 @@ func TestFreeSlotGoesAtOnce(t *testing.T) {
 		}
 		if w := tr.Stats().Waited; w != 0 {
 			t.Errorf("Stats.Waited = %v after 20 requests to new origins, want 0: a free slot was slept toward", w)
+		}
+	})
+}
+
+// TestStorePauseHoldsUnpacedMembers checks that a Retry-After one member
+// received holds another member's requests even where no delay paces them
+// (MinDelay -1), so that the unpaced path, which takes no slot, still
+// reads the store's pause.
+func TestStorePauseHoldsUnpacedMembers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(pausing)
+		fleet := NewMemoryFleet()
+		a := newBubbleTransport(site, Options{Fleet: fleet})
+		b := newBubbleTransport(site, Options{Fleet: fleet})
+		start := time.Now()
+		if _, err := bubbleGet(t, a, "http://paused.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bubbleGet(t, b, "http://paused.example/page"); err != nil {
+			t.Fatal(err)
+		}
+		if d := site.hitOf(t, "http://paused.example/page").at.Sub(start); d != time.Hour {
+			t.Errorf("the other member's page reached the site %v after the 429, want 1h: the store's pause holds it", d)
+		}
+	})
+}
+
+// TestLateStoreAnswersKeepTheGap checks that a member whose store answers
+// come back long after the slot they reserve, even past half the delay,
+// gives such a slot back and reserves one that lasts as long as its
+// answers take, so that no two members' requests reach the site closer
+// than the delay, and that it still gets its requests sent.
+func TestLateStoreAnswersKeepTheGap(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		shared := NewMemoryFleet()
+		slow := &watchedFleet{MemoryFleet: shared, late: 60 * time.Millisecond}
+		quick := &watchedFleet{MemoryFleet: shared}
+		var wg sync.WaitGroup
+		for i, fleet := range []Fleet{slow, quick} {
+			tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+			wg.Go(func() {
+				for j := range 6 {
+					if _, err := bubbleGet(t, tr, fmt.Sprintf("http://busy.example/m%d-%d", i, j)); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		bubbleWaitGroup(t, &wg, "both members' requests")
+		hits := site.pageHits()
+		if len(hits) != 12 {
+			t.Fatalf("%d requests reached the site, want 12", len(hits))
+		}
+		for i := 1; i < len(hits); i++ {
+			if gap := hits[i].at.Sub(hits[i-1].at); gap < delay {
+				t.Errorf("%s reached the site %v after %s, want at least %v", hits[i].url, gap, hits[i-1].url, delay)
+			}
+		}
+	})
+}
+
+// TestStoreLosingThePaceIsLogged checks that a member logs, once, that the
+// store lost an origin's pace when the epoch of its answers changes, and
+// never for the first answer it gets.
+func TestStoreLosingThePaceIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var logs bytes.Buffer
+		fleet := newWatchedFleet()
+		fleet.setEpoch("first")
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second, Fleet: fleet,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+		lost := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Count(logs.String(), "store lost the origin's pace")
+		}
+		for i := range 2 {
+			if _, err := bubbleGet(t, tr, "http://site.example/a"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := lost(); n != 0 {
+			t.Fatalf("%d losses logged while the epoch held, want none", n)
+		}
+		fleet.setEpoch("second")
+		for i := range 2 {
+			if _, err := bubbleGet(t, tr, "http://site.example/b"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := lost(); n != 1 {
+			t.Errorf("%d losses logged after the epoch changed once, want 1", n)
 		}
 	})
 }
