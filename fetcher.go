@@ -197,20 +197,24 @@ func isRedirect(code int) bool {
 // the body arrives as sent whatever the base, and is decoded here under
 // the size limit.
 func (f *fetcher) get(ctx context.Context, u *url.URL, host string, v validators) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	// u is parsed already: the request takes a copy of it rather than
+	// parsing its string again, and its header fields by their
+	// canonical names.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Host = host
+	target := *u
+	req.URL, req.Host = &target, host
 	if f.userAgent != "" {
-		req.Header.Set("User-Agent", f.userAgent)
+		req.Header["User-Agent"] = []string{f.userAgent}
 	}
-	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header["Accept-Encoding"] = []string{"gzip"}
 	if v.etag != "" {
-		req.Header.Set("If-None-Match", v.etag)
+		req.Header["If-None-Match"] = []string{v.etag}
 	}
 	if v.lastModified != "" {
-		req.Header.Set("If-Modified-Since", v.lastModified)
+		req.Header["If-Modified-Since"] = []string{v.lastModified}
 	}
 	resp, err := f.exchange(ctx, req)
 	if err == nil && resp.Body == nil {
