@@ -363,7 +363,10 @@ type watchedFleet struct {
 	// late is how long after its reservation each answer is in hand,
 	// on the bubble's clock: a slow store, or a member paused by its
 	// runtime on the way back.
-	late time.Duration
+	late atomic.Int64
+	// onReserve, if set, runs once a slot is reserved, before the answer
+	// returns.
+	onReserve func()
 
 	// mu protects the fields below.
 	mu       sync.Mutex
@@ -371,6 +374,14 @@ type watchedFleet struct {
 	slots    []Slot
 	// epoch, if not empty, is the Epoch of every slot.
 	epoch string
+	// cancels are the slots given back, as CancelSlot was called.
+	cancels []givenBack
+}
+
+// givenBack is one CancelSlot call.
+type givenBack struct {
+	at       time.Time
+	interval time.Duration
 }
 
 func newWatchedFleet() *watchedFleet { return &watchedFleet{MemoryFleet: NewMemoryFleet()} }
@@ -398,8 +409,43 @@ func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotR
 	}
 	f.requests, f.slots = append(f.requests, req), append(f.slots, slot)
 	f.mu.Unlock()
-	time.Sleep(f.late)
+	if f.onReserve != nil {
+		f.onReserve()
+	}
+	time.Sleep(time.Duration(f.late.Load()))
 	return slot, err
+}
+
+func (f *watchedFleet) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
+	f.mu.Lock()
+	f.cancels = append(f.cancels, givenBack{at, interval})
+	f.mu.Unlock()
+	return f.MemoryFleet.CancelSlot(ctx, key, at, interval)
+}
+
+// givenBack returns the slots given back so far.
+func (f *watchedFleet) givenBack() []givenBack {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.cancels)
+}
+
+// checkGivenBack fails t unless every slot given back is named as a
+// reservation made it: the end of its spread, and its interval with the
+// spread, so that a store that moves its last slot back by the interval
+// restores the one before exactly.
+func (f *watchedFleet) checkGivenBack(t *testing.T) {
+	t.Helper()
+	reqs, slots := f.reserved()
+	for _, g := range f.givenBack() {
+		made := false
+		for i, r := range reqs {
+			made = made || slots[i].Reserved && g.at.Equal(slots[i].At.Add(r.Spread)) && g.interval == r.Interval+r.Spread
+		}
+		if !made {
+			t.Errorf("slot %v (interval %v) given back: no reservation made it", g.at, g.interval)
+		}
+	}
 }
 
 // setEpoch makes epoch the Epoch of every slot from now on.
@@ -491,11 +537,13 @@ func TestOutagePacesEachOriginByItsMembers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
 		fleet := newWatchedFleet()
-		fleet.membersOf = map[OriginKey]int{"http://one.example": 1, "http://three.example": 3}
+		// uncounted.example's answers count no members, as from a store
+		// that does not count: they say nothing of the members.
+		fleet.membersOf = map[OriginKey]int{"http://one.example": 1, "http://three.example": 3, "http://uncounted.example": 0}
 		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
 		// one.example first, so that the count last given for any
 		// origin is three.example's.
-		for _, origin := range []string{"http://one.example", "http://three.example"} {
+		for _, origin := range []string{"http://one.example", "http://three.example", "http://uncounted.example"} {
 			if _, err := bubbleGet(t, tr, origin+"/shared"); err != nil {
 				t.Fatal(err)
 			}
@@ -508,6 +556,7 @@ func TestOutagePacesEachOriginByItsMembers(t *testing.T) {
 		}{
 			{"http://one.example", delay},
 			{"http://three.example", 3 * delay},
+			{"http://uncounted.example", 3 * delay},
 			{"http://never.example", 3 * delay},
 		} {
 			for i := range 3 {
@@ -1080,7 +1129,8 @@ func TestLateStoreAnswersKeepTheGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
 		shared := NewMemoryFleet()
-		slow := &watchedFleet{MemoryFleet: shared, late: 60 * time.Millisecond}
+		slow := &watchedFleet{MemoryFleet: shared}
+		slow.late.Store(int64(60 * time.Millisecond))
 		quick := &watchedFleet{MemoryFleet: shared}
 		var wg sync.WaitGroup
 		for i, fleet := range []Fleet{slow, quick} {
@@ -1094,6 +1144,10 @@ func TestLateStoreAnswersKeepTheGap(t *testing.T) {
 			})
 		}
 		bubbleWaitGroup(t, &wg, "both members' requests")
+		if len(slow.givenBack()) == 0 {
+			t.Fatal("no slot given back: the test does not reach its case, an answer past its spread")
+		}
+		slow.checkGivenBack(t)
 		hits := site.pageHits()
 		if len(hits) != 12 {
 			t.Fatalf("%d requests reached the site, want 12", len(hits))
@@ -1138,6 +1192,82 @@ func TestStoreLosingThePaceIsLogged(t *testing.T) {
 		}
 		if n := lost(); n != 1 {
 			t.Errorf("%d losses logged after the epoch changed once, want 1", n)
+		}
+	})
+}
+
+// TestSlotGivenBackWhenTheCallerLeaves checks that a slot the store
+// reserved for a request whose context ended during the call is given
+// back as it was reserved, and that nothing is logged as a failure to
+// give it back.
+func TestSlotGivenBackWhenTheCallerLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var logs bytes.Buffer
+		fleet := newWatchedFleet()
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second, Fleet: fleet,
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		fleet.onReserve = cancel
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/left", nil)
+		if resp, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+			if err == nil {
+				resp.Body.Close()
+			}
+			t.Fatalf("RoundTrip = %v, want the cancellation", err)
+		}
+		if n := len(fleet.givenBack()); n != 1 {
+			t.Fatalf("%d slots given back, want the one reserved for the request that left", n)
+		}
+		fleet.checkGivenBack(t)
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(logs.String(), "cannot give a slot back") {
+			t.Errorf("a slot given back was logged as not given back:\n%s", logs.String())
+		}
+	})
+}
+
+// TestSpreadFollowsLateness checks what a member's late store answers
+// cost the origin's pace: while they come back late, a slot lasts at
+// most half the delay past its time, and once they are quick again the
+// spread shrinks back, so that the pace returns to the delay.
+func TestSpreadFollowsLateness(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := newWatchedFleet()
+		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+		send := func(n int, name string) []time.Duration {
+			from := len(site.pageHits())
+			for i := range n {
+				if _, err := bubbleGet(t, tr, fmt.Sprintf("http://site.example/%s%d", name, i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hits := site.pageHits()[max(from-1, 0):]
+			var gaps []time.Duration
+			for i := 1; i < len(hits); i++ {
+				gaps = append(gaps, hits[i].at.Sub(hits[i-1].at))
+			}
+			return gaps
+		}
+		fleet.late.Store(int64(40 * time.Millisecond))
+		slow := send(6, "slow")
+		for i, gap := range slow[2:] {
+			if gap < delay || gap > delay+delay/2 {
+				t.Errorf("gap %d while the store answers 40ms late: %v, want between %v and %v", i+2, gap, delay, delay+delay/2)
+			}
+		}
+		fleet.late.Store(0)
+		quick := send(30, "quick")
+		if last := quick[len(quick)-1]; last < delay || last > delay+delay/10 {
+			t.Errorf("last gap once the store is quick again: %v, want between %v and %v: the spread shrinks back", last, delay, delay+delay/10)
 		}
 	})
 }
