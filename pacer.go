@@ -308,10 +308,12 @@ func (p *pacer) handOn(tk *ticket) {
 		return
 	}
 	// The line moves up first: the next head takes its slot only after
-	// this raise (under the schedule's lock), and the clock is read as
-	// close to the base as can be.
+	// this raise, and the clock is read as close to the base as can be:
+	// under the schedule's lock, so that a wait for the lock (the next
+	// head reading the schedule) comes before the reading, not between
+	// it and the send.
 	tk.s.line.leave(tk.w)
-	tk.s.sent(slotTime(p.now()))
+	tk.s.sent(p.now)
 }
 
 // cancel gives the store's slot at back; it is only wasted if it cannot

@@ -162,12 +162,13 @@ func (s *schedule) raise(held time.Time) {
 	}
 }
 
-// sent records that a request went at at, the slot it was handed on in:
-// the next slot counts from it.
-func (s *schedule) sent(at time.Time) {
+// sent records that a request goes now, on clock: the next slot counts
+// from it. The clock is read under the lock, the last thing before the
+// request is handed on.
+func (s *schedule) sent(clock func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.raise(at)
+	s.raise(slotTime(clock()))
 }
 
 // lastSlot returns the last slot.
