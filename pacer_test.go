@@ -1271,3 +1271,66 @@ func TestSpreadFollowsLateness(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitingLineOutlivesAFullTable checks that an origin's line of
+// waiters is kept while the table of schedules makes room for new
+// origins, even where nothing else holds the origin back in this process
+// (the store's slot does, which another member took): NextFree still
+// counts the waiter.
+func TestWaitingLineOutlivesAFullTable(t *testing.T) {
+	const delay = time.Hour
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := NewMemoryFleet()
+		other := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet, MaxOrigins: 10})
+		if _, err := bubbleGet(t, other, "http://held.example/other"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := bubbleGet(t, tr, "http://held.example/waiting")
+			done <- err
+		}()
+		synctest.Wait()
+		// More new origins than the table holds, each free at once.
+		for i := range 1100 {
+			if _, err := bubbleGet(t, tr, fmt.Sprintf("http://new%d.example/", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Now()
+		next, err := tr.NextFree(context.Background(), "http://held.example/next")
+		if err != nil || next.Sub(now) < delay+delay/2 {
+			t.Errorf("NextFree = %v, %v, %v from now; want the store's slot and a delay for the waiter, about 2h", next, err, next.Sub(now))
+		}
+		if err := bubbleRecv(t, done, "the waiting request"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestSpreadRemembersLateness checks that the spread follows the
+// lateness measured lately, not only the last answer's: a store whose
+// answers come back late every other time costs one give-back, the
+// first, not one for every late answer after a quick one.
+func TestSpreadRemembersLateness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := newWatchedFleet()
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: 100 * time.Millisecond, Fleet: fleet})
+		for i := range 8 {
+			late := time.Duration(0)
+			if i%2 == 0 {
+				late = 40 * time.Millisecond
+			}
+			fleet.late.Store(int64(late))
+			if _, err := bubbleGet(t, tr, "http://site.example/p"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := len(fleet.givenBack()); n != 1 {
+			t.Errorf("%d slots given back for 4 late answers among quick ones, want 1: the first", n)
+		}
+		fleet.checkGivenBack(t)
+	})
+}
