@@ -307,11 +307,10 @@ func (p *pacer) handOn(tk *ticket) {
 	if tk == nil {
 		return
 	}
-	// The line moves up first: the next head takes its slot only after
-	// this raise, and the clock is read as close to the base as can be:
-	// under the schedule's lock, so that a wait for the lock (the next
-	// head reading the schedule) comes before the reading, not between
-	// it and the send.
+	// The line moves up first, and the clock is read as close to the
+	// base as can be: the send is recorded without the schedule's lock,
+	// so that nothing between the reading and the send can wait for the
+	// next head reading the schedule, or yield to it.
 	tk.s.line.leave(tk.w)
 	tk.s.sent(p.now)
 }

@@ -27,6 +27,12 @@ type schedule struct {
 	// line is the pacer's waiting line for the origin (pacer.go), kept
 	// here so that it lives as long as the schedule.
 	line line
+	// sentAt is the UnixNano time the last request was handed on, 0
+	// before the first: atomic, so that handing a request on never waits
+	// for the lock, nor yields to a goroutine waiting for it, between
+	// reading the clock and calling the base. Taking the lock folds it
+	// into last.
+	sentAt atomic.Int64
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -50,7 +56,7 @@ func (s *schedule) busy(now time.Time) bool {
 	if s.line.len() > 0 {
 		return true
 	}
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.nextLocked(SlotRequest{Now: now, Interval: s.interval}).After(now)
 }
@@ -84,7 +90,7 @@ func (s *schedule) pauseUntil(until time.Time) bool {
 // the last slot, raised first to req.Held. Past req.Limit nothing is
 // reserved.
 func (s *schedule) reserve(req SlotRequest) Slot {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	if s.epoch == "" {
 		s.epoch = req.Epoch
@@ -104,7 +110,7 @@ func (s *schedule) reserve(req SlotRequest) Slot {
 
 // next returns the slot req would be given, without reserving it.
 func (s *schedule) next(req SlotRequest) time.Time {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	held := s.last
 	if req.Held.After(held) {
@@ -162,25 +168,32 @@ func (s *schedule) raise(held time.Time) {
 	}
 }
 
-// sent records that a request goes now, on clock: the next slot counts
-// from it. The clock is read under the lock, the last thing before the
-// request is handed on.
+// sent records that a request goes now, on clock, the last thing before
+// it is handed on: the next slot counts from it.
 func (s *schedule) sent(clock func() time.Time) {
+	at := slotTime(clock()).UnixNano()
+	for cur := s.sentAt.Load(); at > cur && !s.sentAt.CompareAndSwap(cur, at); cur = s.sentAt.Load() {
+	}
+}
+
+// lock takes s.mu, the last send folded into the last slot.
+func (s *schedule) lock() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.raise(slotTime(clock()))
+	if n := s.sentAt.Load(); n != 0 {
+		s.raise(time.Unix(0, n))
+	}
 }
 
 // lastSlot returns the last slot.
 func (s *schedule) lastSlot() time.Time {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	return s.last
 }
 
 // cancel gives back the slot at if it is still the last one.
 func (s *schedule) cancel(at time.Time) {
-	s.mu.Lock()
+	s.lock()
 	defer s.mu.Unlock()
 	if !s.last.IsZero() && s.last.Equal(at) {
 		s.last = s.prev
