@@ -1,8 +1,9 @@
 #!/bin/sh
 # compare.sh measures the benchmarks of bench/regress (a decision, a parse
-# of the corpus, a request on a held origin) on two checkouts of the module
-# and prints them side by side: callgrind instructions per operation, and
-# wall-clock medians of alternating rounds with benchstat's comparison.
+# of the corpus, a request on a held origin and one on a new origin) on two
+# checkouts of the module and prints them side by side: callgrind
+# instructions per operation, and wall-clock medians of alternating rounds
+# with benchstat's comparison.
 #
 #   bench/compare.sh [flags] OLD NEW
 #

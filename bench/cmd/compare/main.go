@@ -71,6 +71,10 @@ var benches = []bench{
 	{"BenchmarkParse", "^BenchmarkParse$", 2, 7},
 	{"BenchmarkHeld/bare", "^BenchmarkHeld$/^bare$", 2000, 202000},
 	{"BenchmarkHeld/transport", "^BenchmarkHeld$/^transport$", 2000, 202000},
+	// A new origin costs a fetch, a parse and a store write: fewer
+	// iterations make the fixed costs as small a share.
+	{"BenchmarkNewOrigin/bare", "^BenchmarkNewOrigin$/^bare$", 2000, 52000},
+	{"BenchmarkNewOrigin/transport", "^BenchmarkNewOrigin$/^transport$", 500, 10500},
 }
 
 // added is the derived row: Held/transport less Held/bare.
@@ -83,6 +87,8 @@ var rows = []struct{ name, what string }{
 	{"BenchmarkHeld/bare", "Held/bare: the base round-tripper alone"},
 	{"BenchmarkHeld/transport", "Held/transport: through the transport"},
 	{added, "Held/added: transport - bare"},
+	{"BenchmarkNewOrigin/bare", "NewOrigin/bare: a request to a new origin on the base alone"},
+	{"BenchmarkNewOrigin/transport", "NewOrigin/transport: the same through the transport (robots.txt fetched, parsed, stored, decided)"},
 }
 
 // tree is one checkout under comparison.
