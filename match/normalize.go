@@ -127,29 +127,29 @@ func escapeAt(s string, i int) (byte, bool) {
 	return hi<<4 | lo, ok1 && ok2
 }
 
-// normalizePattern returns the normalised form of an Allow or Disallow
-// pattern as written in a robots.txt file: the same normalisation as
-// AppendPath, except that "*" stays a wildcard and a final "$" stays an end
-// anchor (a "$" anywhere else is the literal %24). It fails with
-// ErrInvalidEscape, ErrSpace or ErrStart for patterns that RFC 9309 parsers
-// must ignore.
-func normalizePattern(p string) (string, error) {
+// Normalize returns the normalised form of an Allow or Disallow pattern as
+// written in a robots.txt file: the same normalisation as AppendPath,
+// except that "*" stays a wildcard and a final "$" stays an end anchor (a
+// "$" anywhere else is the literal %24). It fails with ErrInvalidEscape,
+// ErrSpace or ErrStart for patterns that RFC 9309 parsers must ignore.
+//
+// A pattern that normalising leaves as it is, as most are, is returned
+// itself, so that a parser validating every pattern allocates only for
+// those it changes and can keep the result for CompileNormalized.
+func Normalize(p string) (string, error) {
 	if p == "" || p[0] != '/' && p[0] != '*' {
 		return "", ErrStart
 	}
-	simple := true
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c == '%' || c <= ' ' || c >= 0x7f || c == '$' && i != len(p)-1 || rawInvalid[c] {
-			simple = false
-			break
-		}
+	i := 0
+	for i < len(p) && patternPlain[p[i]] {
+		i++
 	}
-	if simple {
+	if i == len(p) || i == len(p)-1 && p[i] == '$' {
 		return p, nil
 	}
-	b := make([]byte, 0, len(p)+8)
-	for i := 0; i < len(p); i++ {
+	b := make([]byte, i, len(p)+8)
+	copy(b, p[:i])
+	for ; i < len(p); i++ {
 		c := p[i]
 		switch {
 		case c == '%':
@@ -173,3 +173,14 @@ func normalizePattern(p string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// patternPlain marks the octets that Normalize keeps as they are wherever
+// they are in a pattern: printable ASCII but for "%", "$" and rawInvalid.
+// One lookup per octet tells a pattern that needs nothing done, the
+// common case, from the others.
+var patternPlain = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = c != '%' && c != '$' && !rawInvalid[c]
+	}
+	return t
+}()
