@@ -80,10 +80,23 @@ type parser struct {
 	// before it; closeGroup marks where they end.
 	groups []group
 	agents []string
-	rules  []Rule
+	rules  []pending
+	// norms are the normalised patterns of the rules that normalising
+	// changes, by rule; the others' are the patterns themselves.
+	norms []normed
+	// body is the file as Parse reads it; pending rules point into it.
+	body string
 
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
+}
+
+// pending is a valid rule while the file is read: where its pattern is in
+// parser.body, and its line with ruleAllow set for an Allow. It is a
+// third of a Rule, so that the scratch space of a large file is small
+// enough to be pooled rather than grown again on every parse.
+type pending struct {
+	start, end, line uint32
 }
 
 // emptyRule is an "Allow:" or "Disallow:" line with no pattern.
@@ -100,8 +113,14 @@ const maxParse = math.MaxInt32
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 // maxPooled is the most rules or agents whose scratch space a pooled
-// parser keeps.
-const maxPooled = 4096
+// parser keeps: 384 KiB of rules, enough for all but the largest files a
+// crawler reads (MaxSize), which then allocate their own.
+const maxPooled = 1 << 15
+
+// minRuleLine is the length of the shortest line that holds a rule and
+// its line end ("Allow:/", without the colon "allow /", and a LF): a file
+// of n bytes holds at most n/minRuleLine+1 rules.
+const minRuleLine = 8
 
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
 // skipped with a Warning, so garbage gives an empty policy and warnings.
@@ -126,6 +145,15 @@ func Parse(data []byte) *Robots {
 	// patterns, sitemaps) into one string of their own, so the result
 	// never points into data.
 	body := unsafe.String(unsafe.SliceData(data), len(data))
+	p.body = body
+	if len(data)/minRuleLine+1 > cap(p.rules) {
+		// Room for a rule on every line, found in one pass, rather than a
+		// list grown again and again: a large file holds little else.
+		lines := strings.Count(body, "\n") + strings.Count(body, "\r") + 1
+		if lines > cap(p.rules) {
+			p.rules = make([]pending, 0, lines)
+		}
+	}
 	line := 0
 	lf := -1 // position of the next LF at or after pos, once searched for
 	for pos := 0; pos < len(body); {
@@ -158,7 +186,7 @@ func Parse(data []byte) *Robots {
 	r := p.finish()
 	r.lines = line
 	r.index()
-	p.r = nil
+	p.r, p.body = nil, ""
 	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
 		// The scratch of a huge file is left to the collector rather than
 		// held by the pool.
@@ -174,8 +202,8 @@ func Parse(data []byte) *Robots {
 func (p *parser) finish() *Robots {
 	r := p.r
 	n := 0
-	for _, rule := range p.rules {
-		n += len(rule.Pattern)
+	for _, x := range p.rules {
+		n += int(x.end - x.start)
 	}
 	for _, a := range p.agents {
 		n += len(a)
@@ -183,16 +211,16 @@ func (p *parser) finish() *Robots {
 	for _, sm := range r.sitemaps {
 		n += len(sm)
 	}
+	for _, x := range p.norms {
+		n += len(x.norm)
+	}
 	var kept strings.Builder
 	kept.Grow(n)
 	if len(p.rules) > 0 {
 		r.rules = make([]rule, len(p.rules))
 		for i, x := range p.rules {
-			kept.WriteString(x.Pattern)
-			r.rules[i] = rule{end: uint32(kept.Len()), line: uint32(x.Line)}
-			if x.Allow {
-				r.rules[i].line |= ruleAllow
-			}
+			kept.WriteString(p.body[x.start:x.end])
+			r.rules[i] = rule{end: uint32(kept.Len()), line: x.line}
 		}
 	}
 	if len(p.agents) > 0 {
@@ -206,9 +234,19 @@ func (p *parser) finish() *Robots {
 	for _, sm := range r.sitemaps {
 		kept.WriteString(sm)
 	}
+	for _, x := range p.norms {
+		kept.WriteString(x.norm)
+	}
 	r.text = kept.String()
 	for i, sm := range r.sitemaps {
 		r.sitemaps[i], off = r.text[off:off+len(sm)], off+len(sm)
+	}
+	if len(p.norms) > 0 {
+		r.norms = make([]normed, len(p.norms))
+		for i, x := range p.norms {
+			r.norms[i] = normed{rule: x.rule, norm: r.text[off : off+len(x.norm)]}
+			off += len(x.norm)
+		}
 	}
 	// Appending left spare capacity that a held file need not keep.
 	if cap(r.sitemaps) > len(r.sitemaps) {
@@ -222,8 +260,8 @@ func (p *parser) finish() *Robots {
 		r.groups = slices.Clone(p.groups)
 	}
 	clear(p.agents)
-	clear(p.rules)
-	p.groups, p.agents, p.rules = p.groups[:0], p.agents[:0], p.rules[:0]
+	clear(p.norms)
+	p.groups, p.agents, p.rules, p.norms = p.groups[:0], p.agents[:0], p.rules[:0], p.norms[:0]
 	return r
 }
 
@@ -440,14 +478,24 @@ func (p *parser) rule(n int, allow bool, value string) {
 		p.empties = append(p.empties, emptyRule{line: n, group: p.cur, allow: allow})
 		return
 	}
-	// Only checked here: the pattern is compiled again, into its group's
-	// index, when a crawler first consults the group, and most groups name
-	// other crawlers.
-	if _, err := match.Compile(value); err != nil {
+	// Normalised once, here, and kept only where that changes it: a
+	// pattern is compiled from its normalised text, without an
+	// allocation, whenever its group is decided.
+	norm, err := match.Normalize(value)
+	if err != nil {
 		p.badPattern(n, kind, value, err)
 		return
 	}
-	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})
+	if norm != value {
+		p.norms = append(p.norms, normed{rule: int32(len(p.rules)), norm: norm})
+	}
+	// value is part of body, which a pending rule points into.
+	start := uint32(uintptr(unsafe.Pointer(unsafe.StringData(value))) - uintptr(unsafe.Pointer(unsafe.StringData(p.body))))
+	line := uint32(n)
+	if allow {
+		line |= ruleAllow
+	}
+	p.rules = append(p.rules, pending{start: start, end: start + uint32(len(value)), line: line})
 }
 
 // maxCrawlDelay caps a Crawl-delay, in seconds (about 11.6 days), so

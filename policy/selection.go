@@ -10,20 +10,32 @@ import (
 	"github.com/crawlkit/robots/match"
 )
 
-// selection is the merged rule set of every group naming one token. Its
-// rule index is built when a crawler first consults it: most groups of
-// most files name crawlers other than the one asking, and are never
-// indexed.
+// selection is the merged rule set of every group naming one token. A
+// crawler's first decisions on it are each a pass over its rules, which
+// costs less than an index until the selection has been decided
+// indexAfter times; the next decision builds the index. Most groups of
+// most files name crawlers other than the one asking, and most files are
+// decided a few times, so most are never indexed.
 type selection struct {
 	owner  *Robots
 	groups []int
 	delay  time.Duration // the largest Crawl-delay of groups, or negative without one
 
-	// idx is nil until the first decision. Goroutines that find it nil
-	// at the same time each build an index and the first to store its
+	// decided counts the decisions made without an index, up to
+	// indexAfter.
+	decided atomic.Int32
+	// idx is nil until the decision that builds it. Goroutines that build
+	// it at the same time each build an index and the first to store its
 	// own wins, so a decision takes no lock, before or after the build.
 	idx atomic.Pointer[ruleIndex]
 }
+
+// indexAfter is how many decisions a selection makes by a pass over its
+// rules before one builds its index. Building the index of n rules costs
+// about as much as that many passes, whatever n (both grow with it), and
+// a pass gives the same answer, so a file decided a few times is never
+// indexed; a group is passed over at most indexAfter times.
+const indexAfter = 16
 
 // ruleIndex is the rule set of a selection, built by selection.index.
 type ruleIndex struct {
@@ -46,6 +58,63 @@ func (x *ruleIndex) rule(i int) int {
 type agentEntry struct {
 	token string
 	sel   *selection
+}
+
+// decide returns the index in Robots.rules of the rule that decides the
+// normalised path, or -1 when none matches: by the index once there is
+// one, by a pass over the rules until the decision that builds it.
+func (s *selection) decide(path []byte) int {
+	if x := s.idx.Load(); x != nil {
+		return x.lookup(path)
+	}
+	if s.decided.Load() < indexAfter && s.decided.Add(1) <= indexAfter {
+		return s.scan(path)
+	}
+	return s.index().lookup(path)
+}
+
+// lookup returns the index in Robots.rules of the rule of x that decides
+// path, or -1.
+func (x *ruleIndex) lookup(path []byte) int {
+	if i := x.set.Lookup(path); i >= 0 {
+		return x.rule(i)
+	}
+	return -1
+}
+
+// scan decides the normalised path as the index does, by trying every
+// rule: rules are taken in the index's order (group by group, each in
+// file order), and one replaces the best so far only when it takes
+// precedence over it by the index's measure (a longer pattern, or an
+// Allow as long as a Disallow), so that both pick the same rule.
+func (s *selection) scan(path []byte) int {
+	r := s.owner
+	best, bestLen, bestAllow := -1, -1, false
+	for _, gi := range s.groups {
+		lo, hi := r.groupRules(gi)
+		norm := r.firstNorm(lo)
+		start := uint32(0)
+		if lo > 0 {
+			start = r.rules[lo-1].end
+		}
+		for i := lo; i < hi; i++ {
+			x := r.rules[i]
+			pattern := r.text[start:x.end]
+			start = x.end
+			if norm < len(r.norms) && int(r.norms[norm].rule) == i {
+				pattern = r.norms[norm].norm
+				norm++
+			}
+			allow := x.line&ruleAllow != 0
+			if len(pattern) < bestLen || len(pattern) == bestLen && (bestAllow || !allow) {
+				continue
+			}
+			if match.CompileNormalized(pattern).Match(path) {
+				best, bestLen, bestAllow = i, len(pattern), allow
+			}
+		}
+	}
+	return best
 }
 
 // index returns the selection's rule set, building it on first use.
@@ -80,11 +149,17 @@ func (s *selection) build() *ruleIndex {
 	}
 	compiled := make([]match.Rule, n)
 	for i := range compiled {
-		rule := r.rule(x.rule(i))
-		// Parse kept only patterns that compile; were one not to, its
-		// zero Pattern would match nothing.
-		p, _ := match.Compile(rule.Pattern)
-		compiled[i] = match.Rule{Pattern: p, Allow: rule.Allow}
+		ri := x.rule(i)
+		start := uint32(0)
+		if ri > 0 {
+			start = r.rules[ri-1].end
+		}
+		rule := r.rules[ri]
+		pattern := r.text[start:rule.end]
+		if k := r.firstNorm(ri); k < len(r.norms) && int(r.norms[k].rule) == ri {
+			pattern = r.norms[k].norm
+		}
+		compiled[i] = match.Rule{Pattern: match.CompileNormalized(pattern), Allow: rule.line&ruleAllow != 0}
 	}
 	x.set = match.NewSet(compiled)
 	return x
