@@ -87,6 +87,8 @@ type parser struct {
 	// body is the file as Parse reads it; pending rules point into it.
 	body string
 
+	sel indexScratch // for Robots.index
+
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
 }
@@ -117,6 +119,10 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 // crawler reads (MaxSize), which then allocate their own.
 const maxPooled = 1 << 15
 
+// smallRules is the most rules that Parse makes room for without
+// counting lines: 96 KiB of scratch space, for files of up to 64 KiB.
+const smallRules = 64 << 10 / minRuleLine
+
 // minRuleLine is the length of the shortest line that holds a rule and
 // its line end ("Allow:/", without the colon "allow /", and a LF): a file
 // of n bytes holds at most n/minRuleLine+1 rules.
@@ -146,14 +152,19 @@ func Parse(data []byte) *Robots {
 	// never points into data.
 	body := unsafe.String(unsafe.SliceData(data), len(data))
 	p.body = body
-	if len(data)/minRuleLine+1 > cap(p.rules) {
-		// Room for a rule on every line, found in one pass, rather than a
-		// list grown again and again: a large file holds little else.
-		lines := strings.Count(body, "\n") + strings.Count(body, "\r") + 1
-		if lines > cap(p.rules) {
-			p.rules = make([]pending, 0, lines)
+	if most := len(data)/minRuleLine + 1; most > cap(p.rules) {
+		// Room for every rule the file can hold, rather than a list grown
+		// again and again: a large file holds little else, and gets room
+		// for a rule on every line, found in one pass.
+		if most > smallRules {
+			most = min(most, strings.Count(body, "\n")+strings.Count(body, "\r")+1)
+		}
+		if most > cap(p.rules) {
+			p.rules = make([]pending, 0, most)
 		}
 	}
+	// Most files have no CR: their lines need no search for one.
+	hasCR := strings.IndexByte(body, '\r') >= 0
 	line := 0
 	lf := -1 // position of the next LF at or after pos, once searched for
 	for pos := 0; pos < len(body); {
@@ -167,10 +178,12 @@ func Parse(data []byte) *Robots {
 		}
 		text, next := body[pos:lf], lf+1
 		// A CR ends a line too, alone or before an LF.
-		if cr := strings.IndexByte(text, '\r'); cr >= 0 {
-			text = text[:cr]
-			if pos+cr+1 != lf {
-				next = pos + cr + 1
+		if hasCR {
+			if cr := strings.IndexByte(text, '\r'); cr >= 0 {
+				text = text[:cr]
+				if pos+cr+1 != lf {
+					next = pos + cr + 1
+				}
 			}
 		}
 		pos = next
@@ -185,7 +198,7 @@ func Parse(data []byte) *Robots {
 	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
-	r.index()
+	r.index(&p.sel)
 	p.r, p.body = nil, ""
 	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
 		// The scratch of a huge file is left to the collector rather than
@@ -280,14 +293,16 @@ func (p *parser) closeGroup() {
 // caller reads it only when the first word is a field name. Any other
 // line without a colon gives an empty key.
 func splitLine(text string) (key, value string, ok bool) {
+	// text is trimmed: the name has no space to its left, the value none
+	// to its right.
 	if colon := strings.IndexByte(text, ':'); colon >= 0 {
-		return trim(text[:colon]), trim(text[colon+1:]), true
+		return trimRight(text[:colon]), trimLeft(text[colon+1:]), true
 	}
 	sp := strings.IndexAny(text, " \t")
 	if sp < 0 {
 		return "", "", false
 	}
-	value = trim(text[sp:])
+	value = trimLeft(text[sp:])
 	if strings.ContainsAny(value, " \t") {
 		// Three words or more: too far from "field value" to guess.
 		return "", "", false
@@ -314,27 +329,51 @@ func (p *parser) report(line int, sev Severity, format string, args ...any) {
 }
 
 // trim removes ASCII spaces and tabs, the only white space RFC 9309
-// allows around a value, from both ends of s.
-func trim(s string) string {
-	i, j := 0, len(s)
-	for i < j && (s[i] == ' ' || s[i] == '\t') {
+// allows around a value, from both ends of s; trimLeft and trimRight
+// from one.
+func trim(s string) string { return trimRight(trimLeft(s)) }
+
+func trimLeft(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
-	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+	return s[i:]
+}
+
+func trimRight(s string) string {
+	j := len(s)
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
 	}
-	return s[i:j]
+	return s[:j]
 }
 
 // lookupField returns the field a field name means and whether it means
 // one, and whether the name is the field's own, in any case. The five
 // field names of nearly every line, then the two of AI usage preferences
-// (preferences.go), are compared without a map lookup.
+// (preferences.go), are told by their length and compared without a map
+// lookup.
 func lookupField(key string) (field string, known, exact bool) {
-	for _, f := range [...]string{"user-agent", "disallow", "allow", "sitemap", "crawl-delay", "content-usage", "content-signal"} {
-		if len(key) == len(f) && equalLower(key, f) {
-			return f, true, true
-		}
+	var f string
+	switch len(key) {
+	case len("allow"):
+		f = "allow"
+	case len("sitemap"):
+		f = "sitemap"
+	case len("disallow"):
+		f = "disallow"
+	case len("user-agent"):
+		f = "user-agent"
+	case len("crawl-delay"):
+		f = "crawl-delay"
+	case len("content-usage"):
+		f = "content-usage"
+	case len("content-signal"):
+		f = "content-signal"
+	}
+	if f != "" && equalLower(key, f) {
+		return f, true, true
 	}
 	if len(key) > 16 {
 		return "", false, false
@@ -349,18 +388,31 @@ func lookupField(key string) (field string, known, exact bool) {
 	return field, known, false
 }
 
-// equalLower reports whether s, lower-cased (ASCII only), is lower.
+// equalLower reports whether s, lower-cased (ASCII only), is lower, a
+// string of lower-case letters and "-" as long as s. Setting bit 0x20 of
+// an octet lower-cases a letter and leaves "-" as it is; of the octets it
+// changes, only CR, which no line holds, would become "-" or a letter,
+// so s is compared eight octets at a time.
 func equalLower(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	for len(s) >= 8 {
+		if word(s)|0x2020202020202020 != word(lower) {
+			return false
 		}
-		if c != lower[i] {
+		s, lower = s[8:], lower[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != lower[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// word returns the first eight octets of s, little-endian.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func (p *parser) line(n int, text string) {
@@ -450,7 +502,9 @@ func (p *parser) agent(n int, value string) {
 		case token != value:
 			// Every major crawler reads a User-agent line by its product
 			// token (RFC 9309 section 2.2.1): worth knowing, not fixing.
-			p.note(n, "User-agent %q read as its product token %q", value, token)
+			// Without fmt: many files have one such line per group.
+			p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityNote,
+				Message: "User-agent " + quoted(value) + " read as its product token " + quoted(token)})
 		}
 	}
 	if p.cur < 0 || p.inRules {

@@ -109,12 +109,33 @@ func (s *selection) scan(path []byte) int {
 			if len(pattern) < bestLen || len(pattern) == bestLen && (bestAllow || !allow) {
 				continue
 			}
-			if match.CompileNormalized(pattern).Match(path) {
+			if matches(pattern, path) {
 				best, bestLen, bestAllow = i, len(pattern), allow
 			}
 		}
 	}
 	return best
+}
+
+// matches reports whether the normalised path matches the normalised
+// pattern, as its match.Pattern does. Most rules of a group differ from
+// a path before their first wildcard, which tells the answer without
+// compiling the pattern: a normalised path holds no "*" or "$", and a
+// normalised pattern holds "$" only at its end.
+func matches(pattern string, path []byte) bool {
+	i := 0
+	for i < len(pattern) && i < len(path) && pattern[i] == path[i] {
+		i++
+	}
+	switch {
+	case i == len(pattern):
+		return true
+	case pattern[i] == '*':
+		return match.CompileNormalized(pattern).Match(path)
+	case pattern[i] == '$':
+		return i == len(path)
+	}
+	return false
 }
 
 // index returns the selection's rule set, building it on first use.
@@ -165,22 +186,48 @@ func (s *selection) build() *ruleIndex {
 	return x
 }
 
+// named is one product token of a group, while Robots.index sorts them.
+type named struct {
+	token     string
+	off, n    int // where the lower-cased token is in lowered
+	group     int
+	lowercase bool // token needs no lower-casing
+}
+
+// indexScratch is the working space of Robots.index, kept by the parser
+// from file to file: none of it is part of the result.
+type indexScratch struct {
+	pairs   []named
+	lowered []byte
+	lists   [][]int // the groups of selection i
+	single  []int32 // per group, the selection of it alone, or -1
+	entries []int32 // per distinct token, its selection
+	tokens  []string
+}
+
+// reset empties sc for a file of groups groups, dropping what it points
+// to so that the pool holds no file's strings.
+func (sc *indexScratch) reset(groups int) {
+	clear(sc.pairs)
+	clear(sc.lists)
+	clear(sc.tokens)
+	sc.pairs, sc.lowered, sc.lists = sc.pairs[:0], sc.lowered[:0], sc.lists[:0]
+	sc.entries, sc.tokens = sc.entries[:0], sc.tokens[:0]
+	sc.single = slices.Grow(sc.single[:0], groups)[:groups]
+	for i := range sc.single {
+		sc.single[i] = -1
+	}
+}
+
 // index merges, for every product token, the groups that name it (RFC 9309
 // section 2.2.1) into one selection per distinct set of groups. A token is
 // lower-cased in one buffer shared by all of them, and a token naming one
 // group, the common case, shares its group list with the other tokens.
-func (r *Robots) index() {
-	type named struct {
-		token     string
-		off, n    int // where the lower-cased token is in lowered
-		group     int
-		lowercase bool // token needs no lower-casing
-	}
-	var (
-		pairs   []named
-		lowered []byte
-		star    []int
-	)
+func (r *Robots) index(sc *indexScratch) {
+	sc.reset(len(r.groups))
+	defer sc.reset(0)
+	var star []int
+	pairs, lowered := sc.pairs, sc.lowered
 	for i := range r.groups {
 		lo, hi := r.groupAgents(i)
 		for k := lo; k < hi; k++ {
@@ -192,7 +239,7 @@ func (r *Robots) index() {
 				}
 			case a == "" || ProductToken(a) != a:
 				// A value without a product token names no crawler.
-			case norm.Lower(a) == a:
+			case !hasUpper(a):
 				pairs = append(pairs, named{token: a, group: i, lowercase: true})
 			default:
 				pairs = append(pairs, named{off: len(lowered), n: len(a), group: i})
@@ -200,6 +247,7 @@ func (r *Robots) index() {
 			}
 		}
 	}
+	sc.pairs, sc.lowered = pairs, lowered
 	if len(lowered) > 0 {
 		all := string(lowered)
 		for k := range pairs {
@@ -218,16 +266,8 @@ func (r *Robots) index() {
 
 	// First give every distinct list of groups a selection number, then
 	// make the selections in one slice of exactly that many.
-	var (
-		lists   [][]int // the groups of selection i
-		single  = make([]int32, len(r.groups))
-		entries []int32 // per distinct token, its selection
-		tokens  []string
-		ids     []int // group numbers 0..n-1, shared by single-group lists
-	)
-	for i := range single {
-		single[i] = -1
-	}
+	var ids []int // group numbers 0..n-1, shared by single-group lists
+	lists, single, entries, tokens := sc.lists, sc.single, sc.entries, sc.tokens
 	singleOf := func(gi int) int32 {
 		if single[gi] < 0 {
 			if ids == nil {
@@ -270,6 +310,7 @@ func (r *Robots) index() {
 		}
 		i = j
 	}
+	defer func() { sc.lists, sc.entries, sc.tokens = lists, entries, tokens }()
 	starSel := int32(-1)
 	if star != nil {
 		starSel = selectionOf(star)
@@ -294,6 +335,16 @@ func (r *Robots) index() {
 	if starSel >= 0 {
 		r.star = &sels[starSel]
 	}
+}
+
+// hasUpper reports whether s holds an upper-case ASCII letter.
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup returns the selection for the first token that has a group, or
