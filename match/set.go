@@ -402,8 +402,11 @@ func (s *Set) Lookup(path []byte) int {
 	for i := range seen {
 		seen[i] = -1
 	}
+	f := w.filter
 	for i := 0; i < len(p); i++ {
-		if !w.filter.starts(p, i) {
+		// The first octet alone rejects most positions: tested here, it
+		// costs no call.
+		if c := p[i]; f.first[c>>6]&(1<<(c&63)) == 0 || !f.starts(p, i) {
 			continue
 		}
 		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {
