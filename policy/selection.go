@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -56,6 +57,10 @@ func (x *ruleIndex) rule(i int) int {
 
 // agentEntry names the selection of one lower-cased product token.
 type agentEntry struct {
+	// head is octets 0 to 7 of token, big-endian, zero past its end:
+	// tokens hold no zero octet, so most steps of a search compare two
+	// integers rather than two strings.
+	head  uint64
 	token string
 	sel   *selection
 }
@@ -329,7 +334,7 @@ func (r *Robots) index(sc *indexScratch) {
 	if len(tokens) > 0 {
 		r.agents = make([]agentEntry, len(tokens))
 		for i, t := range tokens {
-			r.agents[i] = agentEntry{token: t, sel: &sels[entries[i]]}
+			r.agents[i] = agentEntry{head: head(t), token: t, sel: &sels[entries[i]]}
 		}
 	}
 	if starSel >= 0 {
@@ -358,8 +363,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 			// Many files name no crawler but "*": nothing to look up.
 			break
 		}
-		var buf [64]byte
-		if s := r.named(norm.AppendLower(buf[:0], t)); s != nil {
+		if s := r.named(t); s != nil {
 			return s, t
 		}
 	}
@@ -369,19 +373,52 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 	return r.star, "*"
 }
 
-// named returns the selection of a lower-cased token, or nil.
-func (r *Robots) named(token []byte) *selection {
+// named returns the selection of token, in any case, or nil.
+func (r *Robots) named(token string) *selection {
+	// The tokens of agents are lower-cased; so is a copy of token, on the
+	// stack unless it is longer than any real crawler's.
+	var buf [maxToken]byte
+	lower := buf[:]
+	if len(token) > maxToken {
+		lower = make([]byte, len(token))
+	}
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	// Past the token's end, lower is zero: its head is its first word.
+	h := binary.BigEndian.Uint64(lower)
+	lower = lower[:len(token)]
 	lo, hi := 0, len(r.agents)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if r.agents[m].token < string(token) {
+		if e := &r.agents[m]; e.head < h || e.head == h && e.token < string(lower) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(r.agents) && r.agents[lo].token == string(token) {
+	if lo < len(r.agents) && r.agents[lo].token == string(lower) {
 		return r.agents[lo].sel
 	}
 	return nil
+}
+
+// maxToken is the length of the longest token that named lowers on the
+// stack.
+const maxToken = 64
+
+// head returns octets 0 to 7 of s, big-endian, zero past its end.
+func head[S ~string | ~[]byte](s S) uint64 {
+	var h uint64
+	for i := range 8 {
+		h <<= 8
+		if i < len(s) {
+			h |= uint64(s[i])
+		}
+	}
+	return h
 }

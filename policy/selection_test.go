@@ -157,3 +157,34 @@ Disallow: /a
 Allow: /%62$
 Disallow: /b*
 `
+
+// TestNamedTokens checks that a token is found in any case, a token longer
+// than the stack buffer named lowers it in included, and that a token
+// sharing a group's first eight octets is not taken for it.
+func TestNamedTokens(t *testing.T) {
+	long := strings.Repeat("LongBot", 12)
+	r := Parse([]byte("User-agent: Googlebot\nDisallow: /g\n\nUser-agent: Googlebot-News\nDisallow: /n\n\nUser-agent: " + long + "\nDisallow: /l\n"))
+	tests := []struct {
+		token string
+		group int // -1 for none
+	}{
+		{"Googlebot", 0},
+		{"GOOGLEBOT", 0},
+		{"googlebot-news", 1},
+		{"Googlebo", -1},
+		{"Googlebot-", -1},
+		{"Googlebots", -1},
+		{long, 2},
+		{strings.ToLower(long), 2},
+		{long + "x", -1},
+	}
+	for _, tt := range tests {
+		s := r.named(tt.token)
+		switch {
+		case tt.group < 0 && s != nil:
+			t.Errorf("named(%q) = groups %v, want none", tt.token, s.groups)
+		case tt.group >= 0 && (s == nil || len(s.groups) != 1 || s.groups[0] != tt.group):
+			t.Errorf("named(%q) = %v, want group %d", tt.token, s, tt.group)
+		}
+	}
+}
