@@ -149,12 +149,13 @@ func Normalize(p string) (string, error) {
 	if p == "" || p[0] != '/' && p[0] != '*' {
 		return "", ErrStart
 	}
-	// Four octets a step, their table entries combined without a branch
+	// Eight octets a step, their table entries combined without a branch
 	// each: a pattern is most of its line.
 	i := 0
-	for ; i+4 <= len(p); i += 4 {
-		q := p[i : i+4]
-		if patternPlain[q[0]]&patternPlain[q[1]]&patternPlain[q[2]]&patternPlain[q[3]] == 0 {
+	for ; i+8 <= len(p); i += 8 {
+		q := p[i : i+8]
+		if patternPlain[q[0]]&patternPlain[q[1]]&patternPlain[q[2]]&patternPlain[q[3]]&
+			patternPlain[q[4]]&patternPlain[q[5]]&patternPlain[q[6]]&patternPlain[q[7]] == 0 {
 			break
 		}
 	}
