@@ -167,6 +167,10 @@ func Parse(data []byte) *Robots {
 	hasCR := strings.IndexByte(body, '\r') >= 0
 	line := 0
 	lf := -1 // position of the next LF at or after pos, once searched for
+	// hash is the position of the next "#" at or after pos, once searched
+	// for: most lines have none, and most comments are at the top, so a
+	// search per "#" rather than per line finds them.
+	hash := -1
 	for pos := 0; pos < len(body); {
 		line++
 		if lf < pos {
@@ -185,6 +189,16 @@ func Parse(data []byte) *Robots {
 					next = pos + cr + 1
 				}
 			}
+		}
+		if hash < pos {
+			if hash = strings.IndexByte(body[pos:], '#'); hash < 0 {
+				hash = len(body)
+			} else {
+				hash += pos
+			}
+		}
+		if hash < pos+len(text) {
+			text = text[:hash-pos]
 		}
 		pos = next
 		p.line(line, text)
@@ -227,30 +241,32 @@ func (p *parser) finish() *Robots {
 	for _, x := range p.norms {
 		n += len(x.norm)
 	}
-	var kept strings.Builder
-	kept.Grow(n)
+	// One slice of exactly n octets, appended to without a Builder's
+	// checks on every write, viewed as the one string of the result.
+	kept := make([]byte, 0, n)
 	if len(p.rules) > 0 {
 		r.rules = make([]rule, len(p.rules))
 		for i, x := range p.rules {
-			kept.WriteString(p.body[x.start:x.end])
-			r.rules[i] = rule{end: uint32(kept.Len()), line: x.line}
+			kept = append(kept, p.body[x.start:x.end]...)
+			r.rules[i] = rule{end: uint32(len(kept)), line: x.line}
 		}
 	}
 	if len(p.agents) > 0 {
 		r.agentEnds = make([]uint32, len(p.agents))
 		for k, a := range p.agents {
-			kept.WriteString(a)
-			r.agentEnds[k] = uint32(kept.Len())
+			kept = append(kept, a...)
+			r.agentEnds[k] = uint32(len(kept))
 		}
 	}
-	off := kept.Len()
+	off := len(kept)
 	for _, sm := range r.sitemaps {
-		kept.WriteString(sm)
+		kept = append(kept, sm...)
 	}
 	for _, x := range p.norms {
-		kept.WriteString(x.norm)
+		kept = append(kept, x.norm...)
 	}
-	r.text = kept.String()
+	// Nothing writes to kept after this.
+	r.text = unsafe.String(unsafe.SliceData(kept), len(kept))
 	for i, sm := range r.sitemaps {
 		r.sitemaps[i], off = r.text[off:off+len(sm)], off+len(sm)
 	}
@@ -334,19 +350,17 @@ func (p *parser) report(line int, sev Severity, format string, args ...any) {
 func trim(s string) string { return trimRight(trimLeft(s)) }
 
 func trimLeft(s string) string {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
+	for len(s) > 0 && s[0] <= ' ' && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
 	}
-	return s[i:]
+	return s
 }
 
 func trimRight(s string) string {
-	j := len(s)
-	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
-		j--
+	for len(s) > 0 && s[len(s)-1] <= ' ' && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
 	}
-	return s[:j]
+	return s
 }
 
 // lookupField returns the field a field name means and whether it means
@@ -408,6 +422,10 @@ func equalLower(s, lower string) bool {
 	return true
 }
 
+// disallowWord is "disallow" as a word, to which a key of eight octets
+// with bit 0x20 of each set is compared (see equalLower).
+var disallowWord = word("disallow")
+
 // word returns the first eight octets of s, little-endian.
 func word(s string) uint64 {
 	_ = s[7]
@@ -415,14 +433,38 @@ func word(s string) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
+// line reads line n, text, its comment cut off.
 func (p *parser) line(n int, text string) {
-	if i := strings.IndexByte(text, '#'); i >= 0 {
-		text = text[:i]
-	}
 	text = trim(text)
 	if len(text) == 0 {
 		return
 	}
+	// Nearly every line is a rule or a User-agent, spelt right: read at
+	// once, without the general path's lookups.
+	if colon := strings.IndexByte(text, ':'); colon == len("allow") || colon >= len("disallow") {
+		key, value := trimRight(text[:colon]), trimLeft(text[colon+1:])
+		switch {
+		case len(key) == len("disallow") && word(key)|0x2020202020202020 == disallowWord:
+			p.rule(n, false, value)
+		case len(key) == len("allow") && equalLower(key, "allow"):
+			p.rule(n, true, value)
+		case len(key) == len("user-agent") && equalLower(key, "user-agent"):
+			p.agent(n, value)
+		default:
+			p.general(n, text)
+			return
+		}
+		if p.cur >= 0 {
+			p.groups[p.cur].endLine = int32(n)
+		}
+		return
+	}
+	p.general(n, text)
+}
+
+// general reads a trimmed, non-empty line that is not a well-spelt rule or
+// User-agent: any field, misspelt or unknown, or none.
+func (p *parser) general(n int, text string) {
 	key, value, ok := splitLine(text)
 	field, known, exact := lookupField(key)
 	switch {
