@@ -80,25 +80,19 @@ type parser struct {
 	// before it; closeGroup marks where they end.
 	groups []group
 	agents []string
-	rules  []pending
+	// rules are in their held form, their ends in patterns, which holds
+	// the patterns of the rules read so far end to end: finish copies
+	// both whole.
+	rules    []rule
+	patterns []byte
 	// norms are the normalised patterns of the rules that normalising
 	// changes, by rule; the others' are the patterns themselves.
 	norms []normed
-	// body is the file as Parse reads it; pending rules point into it.
-	body string
 
 	sel indexScratch // for Robots.index
 
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
-}
-
-// pending is a valid rule while the file is read: where its pattern is in
-// parser.body, and its line with ruleAllow set for an Allow. It is a
-// third of a Rule, so that the scratch space of a large file is small
-// enough to be pooled rather than grown again on every parse.
-type pending struct {
-	start, end, line uint32
 }
 
 // emptyRule is an "Allow:" or "Disallow:" line with no pattern.
@@ -115,12 +109,16 @@ const maxParse = math.MaxInt32
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 // maxPooled is the most rules or agents whose scratch space a pooled
-// parser keeps: 384 KiB of rules, enough for all but the largest files a
+// parser keeps: 256 KiB of rules, enough for all but the largest files a
 // crawler reads (MaxSize), which then allocate their own.
 const maxPooled = 1 << 15
 
+// maxPooledPatterns is the most octets of patterns that a pooled parser
+// keeps room for: those of any file a crawler reads (MaxSize).
+const maxPooledPatterns = MaxSize
+
 // smallRules is the most rules that Parse makes room for without
-// counting lines: 96 KiB of scratch space, for files of up to 64 KiB.
+// counting lines: 64 KiB of scratch space, for files of up to 64 KiB.
 const smallRules = 64 << 10 / minRuleLine
 
 // minRuleLine is the length of the shortest line that holds a rule and
@@ -151,7 +149,10 @@ func Parse(data []byte) *Robots {
 	// patterns, sitemaps) into one string of their own, so the result
 	// never points into data.
 	body := unsafe.String(unsafe.SliceData(data), len(data))
-	p.body = body
+	if len(data) > cap(p.patterns) && len(data) <= maxPooledPatterns {
+		// A file's patterns are at most the file.
+		p.patterns = make([]byte, 0, len(data))
+	}
 	if most := len(data)/minRuleLine + 1; most > cap(p.rules) {
 		// Room for every rule the file can hold, rather than a list grown
 		// again and again: a large file holds little else, and gets room
@@ -160,7 +161,7 @@ func Parse(data []byte) *Robots {
 			most = min(most, strings.Count(body, "\n")+strings.Count(body, "\r")+1)
 		}
 		if most > cap(p.rules) {
-			p.rules = make([]pending, 0, most)
+			p.rules = make([]rule, 0, most)
 		}
 	}
 	// Most files have no CR: their lines need no search for one.
@@ -213,8 +214,8 @@ func Parse(data []byte) *Robots {
 	r := p.finish()
 	r.lines = line
 	r.index(&p.sel)
-	p.r, p.body = nil, ""
-	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
+	p.r = nil
+	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled && cap(p.patterns) <= maxPooledPatterns {
 		// The scratch of a huge file is left to the collector rather than
 		// held by the pool.
 		parsers.Put(p)
@@ -228,10 +229,7 @@ func Parse(data []byte) *Robots {
 // field names and blank lines are not kept.
 func (p *parser) finish() *Robots {
 	r := p.r
-	n := 0
-	for _, x := range p.rules {
-		n += int(x.end - x.start)
-	}
+	n := len(p.patterns)
 	for _, a := range p.agents {
 		n += len(a)
 	}
@@ -243,13 +241,9 @@ func (p *parser) finish() *Robots {
 	}
 	// One slice of exactly n octets, appended to without a Builder's
 	// checks on every write, viewed as the one string of the result.
-	kept := make([]byte, 0, n)
+	kept := append(make([]byte, 0, n), p.patterns...)
 	if len(p.rules) > 0 {
-		r.rules = make([]rule, len(p.rules))
-		for i, x := range p.rules {
-			kept = append(kept, p.body[x.start:x.end]...)
-			r.rules[i] = rule{end: uint32(len(kept)), line: x.line}
-		}
+		r.rules = slices.Clone(p.rules)
 	}
 	if len(p.agents) > 0 {
 		r.agentEnds = make([]uint32, len(p.agents))
@@ -291,6 +285,7 @@ func (p *parser) finish() *Robots {
 	clear(p.agents)
 	clear(p.norms)
 	p.groups, p.agents, p.rules, p.norms = p.groups[:0], p.agents[:0], p.rules[:0], p.norms[:0]
+	p.patterns = p.patterns[:0]
 	return r
 }
 
@@ -585,13 +580,12 @@ func (p *parser) rule(n int, allow bool, value string) {
 	if norm != value {
 		p.norms = append(p.norms, normed{rule: int32(len(p.rules)), norm: norm})
 	}
-	// value is part of body, which a pending rule points into.
-	start := uint32(uintptr(unsafe.Pointer(unsafe.StringData(value))) - uintptr(unsafe.Pointer(unsafe.StringData(p.body))))
+	p.patterns = append(p.patterns, value...)
 	line := uint32(n)
 	if allow {
 		line |= ruleAllow
 	}
-	p.rules = append(p.rules, pending{start: start, end: start + uint32(len(value)), line: line})
+	p.rules = append(p.rules, rule{end: uint32(len(p.patterns)), line: line})
 }
 
 // maxCrawlDelay caps a Crawl-delay, in seconds (about 11.6 days), so
