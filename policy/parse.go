@@ -114,8 +114,10 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 const maxPooled = 1 << 15
 
 // maxPooledPatterns is the most octets of patterns that a pooled parser
-// keeps room for: those of any file a crawler reads (MaxSize).
-const maxPooledPatterns = MaxSize
+// keeps room for: those of any file a crawler reads (MaxSize) and of the
+// largest real ones, so that parsing one does not cost the next parse
+// its scratch space.
+const maxPooledPatterns = 1 << 20
 
 // smallRules is the most rules that Parse makes room for without
 // counting lines: 64 KiB of scratch space, for files of up to 64 KiB.
@@ -150,8 +152,9 @@ func Parse(data []byte) *Robots {
 	// never points into data.
 	body := unsafe.String(unsafe.SliceData(data), len(data))
 	if len(data) > cap(p.patterns) && len(data) <= maxPooledPatterns {
-		// A file's patterns are at most the file.
-		p.patterns = make([]byte, 0, len(data))
+		// A file's patterns are at most the file; room for twice as much
+		// as before keeps a new parser from growing it file by file.
+		p.patterns = make([]byte, 0, min(max(len(data), 2*cap(p.patterns)), maxPooledPatterns))
 	}
 	if most := len(data)/minRuleLine + 1; most > cap(p.rules) {
 		// Room for every rule the file can hold, rather than a list grown
