@@ -49,9 +49,11 @@ func TestIndexBuiltAfterDecisions(t *testing.T) {
 }
 
 // TestIndexConcurrentFirstUse has many goroutines make the first
-// decisions on one parsed file at once; run with -race, it checks that
-// building the index on first use needs no lock, and that every
-// goroutine gets the answers of a file decided one path at a time.
+// decisions on one parsed file at once, more of them than a selection
+// passes over its rules before one builds its index; run with -race, it
+// checks that counting those decisions and building the index need no
+// lock, and that every goroutine gets the answers of a file decided one
+// path at a time.
 func TestIndexConcurrentFirstUse(t *testing.T) {
 	paths := []string{"/private/x", "/private/open/y", "/a.pdf", "/a.pdf?x", "/list?sort=up", "/"}
 	serial := Parse([]byte(selectionFile))
@@ -74,6 +76,9 @@ func TestIndexConcurrentFirstUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if r.Agent("ExampleBot").sel.idx.Load() == nil {
+		t.Errorf("%d decisions built no index", 8*len(paths))
+	}
 }
 
 // scanBudget bounds the rule tests of TestScanMatchesIndex per selection:
