@@ -133,9 +133,10 @@ const minRuleLine = 8
 // Parse reads all of data up to 2 GiB; apply Truncate first to see what a
 // crawler sees.
 //
-// Every string the result holds (agents, patterns, sitemaps) is part of
-// one copy of data, so a parsed file costs its size plus a few words per
-// group and rule.
+// Every string the result holds (agents, patterns, sitemaps, and the
+// normalised form of the few patterns that normalising changes) is part
+// of one string copied from data, so a parsed file costs about its size
+// plus a few words per group and rule.
 func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
