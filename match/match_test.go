@@ -3,6 +3,7 @@ package match
 import (
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestAppendPath checks path normalisation, RFC 9309 section 2.2.2.
@@ -62,6 +63,9 @@ func TestCompile(t *testing.T) {
 		{"invalid escape", "/bad%zz", "", ErrInvalidEscape},
 		{"truncated escape", "/bad%2", "", ErrInvalidEscape},
 		{"space", "/two words", "", ErrSpace},
+		{"control character after a change", "/%7e\x01", "", ErrSpace},
+		{"changed after a plain run", "/plain/run/then/%7e$", "/plain/run/then/~$", nil},
+		{"dollar only at the end of a change", "/a%7e$b$", "/a~%24b$", nil},
 		{"no leading slash", "fish", "", ErrStart},
 		{"empty", "", "", ErrStart},
 	}
@@ -74,7 +78,28 @@ func TestCompile(t *testing.T) {
 			if err == nil && p.String() != tt.want {
 				t.Errorf("Compile(%q) = %q, want %q", tt.in, p.String(), tt.want)
 			}
+			norm, err := Normalize(tt.in)
+			if err != tt.err || norm != tt.want {
+				t.Fatalf("Normalize(%q) = %q, %v; want %q, %v", tt.in, norm, err, tt.want, tt.err)
+			}
+			if err == nil && CompileNormalized(norm) != p {
+				t.Errorf("CompileNormalized(%q) = %+v, want Compile's %+v", norm, CompileNormalized(norm), p)
+			}
 		})
+	}
+}
+
+// TestNormalizeUnchangedDoesNotAllocate checks that a pattern normalising
+// leaves as it is costs a parse no allocation, and is returned itself.
+func TestNormalizeUnchangedDoesNotAllocate(t *testing.T) {
+	for _, p := range []string{"/fish", "/*.php$", "*?sort=", "/a/b-c_d~e!f'(g)+,;=:@"} {
+		var norm string
+		if n := testing.AllocsPerRun(100, func() { norm, _ = Normalize(p) }); n != 0 {
+			t.Errorf("Normalize(%q) allocates %v times", p, n)
+		}
+		if unsafe.StringData(norm) != unsafe.StringData(p) {
+			t.Errorf("Normalize(%q) returned a copy", p)
+		}
 	}
 }
 

@@ -62,9 +62,16 @@ func appendEscaped(dst []byte, c byte) []byte {
 func AppendPath(dst []byte, s string) []byte {
 	start := len(dst)
 	for i := 0; i < len(s); {
-		// Copy the run of octets that stay as they are in one go.
+		// Copy the run of octets that stay as they are in one go, found
+		// four octets a step as Normalize does.
 		j := i
-		for j < len(s) && plain[s[j]] {
+		for ; j+4 <= len(s); j += 4 {
+			q := s[j : j+4]
+			if plain[q[0]]&plain[q[1]]&plain[q[2]]&plain[q[3]] == 0 {
+				break
+			}
+		}
+		for j < len(s) && plain[s[j]] != 0 {
 			j++
 		}
 		dst = append(dst, s[i:j]...)
@@ -99,9 +106,11 @@ func AppendPath(dst []byte, s string) []byte {
 
 // plain marks the octets that AppendPath copies unchanged: printable ASCII
 // but for "#", "%", "*", "$" and rawInvalid.
-var plain = func() (t [256]bool) {
+var plain = func() (t [256]uint8) {
 	for c := '!'; c < 0x7f; c++ {
-		t[c] = c != '#' && c != '%' && c != '*' && c != '$' && !rawInvalid[c]
+		if c != '#' && c != '%' && c != '*' && c != '$' && !rawInvalid[c] {
+			t[c] = 1
+		}
 	}
 	return t
 }()
@@ -127,29 +136,38 @@ func escapeAt(s string, i int) (byte, bool) {
 	return hi<<4 | lo, ok1 && ok2
 }
 
-// normalizePattern returns the normalised form of an Allow or Disallow
-// pattern as written in a robots.txt file: the same normalisation as
-// AppendPath, except that "*" stays a wildcard and a final "$" stays an end
-// anchor (a "$" anywhere else is the literal %24). It fails with
-// ErrInvalidEscape, ErrSpace or ErrStart for patterns that RFC 9309 parsers
-// must ignore.
-func normalizePattern(p string) (string, error) {
+// Normalize returns the normalised form of an Allow or Disallow pattern as
+// written in a robots.txt file: the same normalisation as AppendPath,
+// except that "*" stays a wildcard and a final "$" stays an end anchor (a
+// "$" anywhere else is the literal %24). It fails with ErrInvalidEscape,
+// ErrSpace or ErrStart for patterns that RFC 9309 parsers must ignore.
+//
+// A pattern that normalising leaves as it is, as most are, is returned
+// itself, so that a parser validating every pattern allocates only for
+// those it changes and can keep the result for CompileNormalized.
+func Normalize(p string) (string, error) {
 	if p == "" || p[0] != '/' && p[0] != '*' {
 		return "", ErrStart
 	}
-	simple := true
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c == '%' || c <= ' ' || c >= 0x7f || c == '$' && i != len(p)-1 || rawInvalid[c] {
-			simple = false
+	// Eight octets a step, their table entries combined without a branch
+	// each: a pattern is most of its line.
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		q := p[i : i+8]
+		if patternPlain[q[0]]&patternPlain[q[1]]&patternPlain[q[2]]&patternPlain[q[3]]&
+			patternPlain[q[4]]&patternPlain[q[5]]&patternPlain[q[6]]&patternPlain[q[7]] == 0 {
 			break
 		}
 	}
-	if simple {
+	for i < len(p) && patternPlain[p[i]] != 0 {
+		i++
+	}
+	if i == len(p) || i == len(p)-1 && p[i] == '$' {
 		return p, nil
 	}
-	b := make([]byte, 0, len(p)+8)
-	for i := 0; i < len(p); i++ {
+	b := make([]byte, i, len(p)+8)
+	copy(b, p[:i])
+	for ; i < len(p); i++ {
 		c := p[i]
 		switch {
 		case c == '%':
@@ -173,3 +191,16 @@ func normalizePattern(p string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// patternPlain marks the octets that Normalize keeps as they are wherever
+// they are in a pattern: printable ASCII but for "%", "$" and rawInvalid.
+// One lookup per octet tells a pattern that needs nothing done, the
+// common case, from the others.
+var patternPlain = func() (t [256]uint8) {
+	for c := '!'; c < 0x7f; c++ {
+		if c != '%' && c != '$' && !rawInvalid[c] {
+			t[c] = 1
+		}
+	}
+	return t
+}()

@@ -26,10 +26,19 @@ type Pattern struct {
 // 2.2.3, "*" matches any run of octets, "/" included, and a final "$"
 // anchors the end of the path; without it a pattern is a prefix.
 func Compile(p string) (Pattern, error) {
-	norm, err := normalizePattern(p)
+	norm, err := Normalize(p)
 	if err != nil {
 		return Pattern{}, err
 	}
+	return CompileNormalized(norm), nil
+}
+
+// CompileNormalized prepares for matching a pattern that Normalize
+// returned, without normalising it again, so that a parser that keeps
+// normalised patterns compiles one, at no allocation, whenever it
+// matches it. Given a string that Normalize would change, the Pattern
+// matches that string as it is.
+func CompileNormalized(norm string) Pattern {
 	body := norm
 	anchored := strings.HasSuffix(body, "$")
 	if anchored {
@@ -37,9 +46,9 @@ func Compile(p string) (Pattern, error) {
 	}
 	star := strings.IndexByte(body, '*')
 	if star < 0 {
-		return Pattern{norm: norm, prefix: int32(len(body)), anchored: anchored}, nil
+		return Pattern{norm: norm, prefix: int32(len(body)), anchored: anchored}
 	}
-	return Pattern{norm: norm, prefix: int32(star), anchored: anchored, wild: true}, nil
+	return Pattern{norm: norm, prefix: int32(star), anchored: anchored, wild: true}
 }
 
 // String returns the normalised pattern.

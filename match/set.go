@@ -149,7 +149,7 @@ type wildIndex struct {
 // and a hash of the first four of longer runs, in a table of about 16
 // bits per run.
 type runFilter struct {
-	first  [4]uint64  // first octet of every run
+	first  [256]bool  // first octet of every run, a byte each: one load tests it
 	single [4]uint64  // first octet of one-octet runs
 	pairs  [16]uint64 // hash of the first two octets of two- and three-octet runs
 	quads  []uint64   // hash of the first four octets of longer runs
@@ -163,7 +163,7 @@ func newRunFilter(keys []string) *runFilter {
 	}
 	f.quads = make([]uint64, 1<<(32-f.shift)/64)
 	for _, k := range keys {
-		set(f.first[:], uint(k[0]))
+		f.first[k[0]] = true
 		switch {
 		case len(k) == 1:
 			set(f.single[:], uint(k[0]))
@@ -186,7 +186,7 @@ func (f *runFilter) quadBit(s string) uint {
 // starts reports whether some run may start at p[i].
 func (f *runFilter) starts(p string, i int) bool {
 	c := p[i]
-	if !has(f.first[:], uint(c)) {
+	if !f.first[c] {
 		return false
 	}
 	if has(f.single[:], uint(c)) {
@@ -402,8 +402,11 @@ func (s *Set) Lookup(path []byte) int {
 	for i := range seen {
 		seen[i] = -1
 	}
+	f := w.filter
 	for i := 0; i < len(p); i++ {
-		if !w.filter.starts(p, i) {
+		// The first octet alone rejects most positions: tested here, it
+		// costs no call.
+		if !f.first[p[i]] || !f.starts(p, i) {
 			continue
 		}
 		for k := w.greatest(s, p[i:]); k >= 0; k = w.nodes[k].parent {

@@ -122,9 +122,8 @@ func (a Agent) allowed(path []byte) bool {
 	if target.IsRobotsPath(path) {
 		return true
 	}
-	set := a.sel.index().set
-	i := set.Lookup(path)
-	return i < 0 || set.Rule(i).Allow
+	i := a.sel.decide(path)
+	return i < 0 || a.sel.owner.rules[i].line&ruleAllow != 0
 }
 
 // Decide decides a request for pathAndQuery as Allowed does and explains
@@ -176,9 +175,8 @@ func (a Agent) decide(path []byte, pathAndQuery string) Decision {
 		return d
 	}
 	d.Token, d.Groups = a.token, a.sel.groups
-	x := a.sel.index()
-	if i := x.set.Lookup(path); i >= 0 {
-		d.Matched, d.Rule = true, a.sel.owner.rule(x.rule(i))
+	if i := a.sel.decide(path); i >= 0 {
+		d.Matched, d.Rule = true, a.sel.owner.rule(i)
 		d.Allowed = d.Rule.Allow
 	}
 	return d

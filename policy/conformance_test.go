@@ -8,7 +8,21 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// TestConformance runs every case of every suite in testdata/conformance.
+// decisionModes are the ways a parsed file decides that TestConformance
+// holds to the same cases: as Parse leaves it (a pass over the rules for
+// the first decisions, then the index), by the index alone, and by passes
+// alone.
+var decisionModes = []struct {
+	name string
+	fix  func(*policy.Robots)
+}{
+	{"lazy", func(*policy.Robots) {}},
+	{"index", func(r *policy.Robots) { policy.FixDecisions(r, true) }},
+	{"scan", func(r *policy.Robots) { policy.FixDecisions(r, false) }},
+}
+
+// TestConformance runs every case of every suite in testdata/conformance,
+// in every decision mode.
 func TestConformance(t *testing.T) {
 	suites, err := cases.Find("../testdata/conformance")
 	if err != nil {
@@ -32,15 +46,18 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", s.Cases, err)
 		}
-		r := policy.Parse(data)
-		for _, res := range cases.Run(r, cs) {
-			total++
-			if !res.Passed() {
-				t.Errorf("%s:%d: %s %s: got %v (%v), want allowed=%v (%s)", s.Cases, res.Line, res.Agent, res.URL, res.Decision.Allowed, res.Decision, res.Expected, res.Note)
+		for _, mode := range decisionModes {
+			r := policy.Parse(data)
+			mode.fix(r)
+			for _, res := range cases.Run(r, cs) {
+				total++
+				if !res.Passed() {
+					t.Errorf("%s:%d (%s): %s %s: got %v (%v), want allowed=%v (%s)", s.Cases, res.Line, mode.name, res.Agent, res.URL, res.Decision.Allowed, res.Decision, res.Expected, res.Note)
+				}
 			}
 		}
 	}
-	if total < 600 {
-		t.Errorf("ran %d cases, want at least 600", total)
+	if total < 600*len(decisionModes) {
+		t.Errorf("ran %d cases, want at least %d", total, 600*len(decisionModes))
 	}
 }

@@ -130,3 +130,25 @@ func (r *Robots) buildGroups() []Group {
 	}
 	return groups
 }
+
+// normed is the normalised pattern of a rule that normalising changes
+// (match.Normalize); a rule not in Robots.norms is its own.
+type normed struct {
+	rule int32
+	norm string
+}
+
+// firstNorm returns the index in Robots.norms of the first rule at or
+// after rule i that has one, or len(Robots.norms).
+func (r *Robots) firstNorm(i int) int {
+	lo, hi := 0, len(r.norms)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(r.norms[m].rule) < i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

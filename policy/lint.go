@@ -34,7 +34,8 @@ func (p *parser) notDefined(n int, key string) {
 		p.warn(n, "%s is not part of RFC 9309; ignored: no major crawler reads it, so mark pages with a noindex robots meta tag or X-Robots-Tag header instead", key)
 		return
 	}
-	p.warn(n, "%s is not part of RFC 9309; ignored", key)
+	// Without fmt: a file can hold thousands of Host or Clean-param lines.
+	p.r.warnings = append(p.r.warnings, Warning{Line: n, Message: key + " is not part of RFC 9309; ignored"})
 }
 
 // nearField returns the spelling of the field that key, a name no

@@ -80,7 +80,16 @@ type parser struct {
 	// before it; closeGroup marks where they end.
 	groups []group
 	agents []string
-	rules  []Rule
+	// rules are in their held form, their ends in patterns, which holds
+	// the patterns of the rules read so far end to end: finish copies
+	// both whole.
+	rules    []rule
+	patterns []byte
+	// norms are the normalised patterns of the rules that normalising
+	// changes, by rule; the others' are the patterns themselves.
+	norms []normed
+
+	sel indexScratch // for Robots.index
 
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
@@ -100,17 +109,34 @@ const maxParse = math.MaxInt32
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 // maxPooled is the most rules or agents whose scratch space a pooled
-// parser keeps.
-const maxPooled = 4096
+// parser keeps: 256 KiB of rules, enough for all but the largest files a
+// crawler reads (MaxSize), which then allocate their own.
+const maxPooled = 1 << 15
+
+// maxPooledPatterns is the most octets of patterns that a pooled parser
+// keeps room for: those of any file a crawler reads (MaxSize) and of the
+// largest real ones, so that parsing one does not cost the next parse
+// its scratch space.
+const maxPooledPatterns = 1 << 20
+
+// smallRules is the most rules that Parse makes room for without
+// counting lines: 64 KiB of scratch space, for files of up to 64 KiB.
+const smallRules = 64 << 10 / minRuleLine
+
+// minRuleLine is the length of the shortest line that holds a rule and
+// its line end ("Allow:/", without the colon "allow /", and a LF): a file
+// of n bytes holds at most n/minRuleLine+1 rules.
+const minRuleLine = 8
 
 // Parse reads a robots.txt file. It never fails: lines it cannot use are
 // skipped with a Warning, so garbage gives an empty policy and warnings.
 // Parse reads all of data up to 2 GiB; apply Truncate first to see what a
 // crawler sees.
 //
-// Every string the result holds (agents, patterns, sitemaps) is part of
-// one copy of data, so a parsed file costs its size plus a few words per
-// group and rule.
+// Every string the result holds (agents, patterns, sitemaps, and the
+// normalised form of the few patterns that normalising changes) is part
+// of one string copied from data, so a parsed file costs about its size
+// plus a few words per group and rule.
 func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
 	p.r, p.cur, p.inRules = &Robots{}, -1, false
@@ -126,8 +152,30 @@ func Parse(data []byte) *Robots {
 	// patterns, sitemaps) into one string of their own, so the result
 	// never points into data.
 	body := unsafe.String(unsafe.SliceData(data), len(data))
+	if len(data) > cap(p.patterns) && len(data) <= maxPooledPatterns {
+		// A file's patterns are at most the file; room for twice as much
+		// as before keeps a new parser from growing it file by file.
+		p.patterns = make([]byte, 0, min(max(len(data), 2*cap(p.patterns)), maxPooledPatterns))
+	}
+	if most := len(data)/minRuleLine + 1; most > cap(p.rules) {
+		// Room for every rule the file can hold, rather than a list grown
+		// again and again: a large file holds little else, and gets room
+		// for a rule on every line, found in one pass.
+		if most > smallRules {
+			most = min(most, strings.Count(body, "\n")+strings.Count(body, "\r")+1)
+		}
+		if most > cap(p.rules) {
+			p.rules = make([]rule, 0, most)
+		}
+	}
+	// Most files have no CR: their lines need no search for one.
+	hasCR := strings.IndexByte(body, '\r') >= 0
 	line := 0
 	lf := -1 // position of the next LF at or after pos, once searched for
+	// hash is the position of the next "#" at or after pos, once searched
+	// for: most lines have none, and most comments are at the top, so a
+	// search per "#" rather than per line finds them.
+	hash := -1
 	for pos := 0; pos < len(body); {
 		line++
 		if lf < pos {
@@ -139,11 +187,23 @@ func Parse(data []byte) *Robots {
 		}
 		text, next := body[pos:lf], lf+1
 		// A CR ends a line too, alone or before an LF.
-		if cr := strings.IndexByte(text, '\r'); cr >= 0 {
-			text = text[:cr]
-			if pos+cr+1 != lf {
-				next = pos + cr + 1
+		if hasCR {
+			if cr := strings.IndexByte(text, '\r'); cr >= 0 {
+				text = text[:cr]
+				if pos+cr+1 != lf {
+					next = pos + cr + 1
+				}
 			}
+		}
+		if hash < pos {
+			if hash = strings.IndexByte(body[pos:], '#'); hash < 0 {
+				hash = len(body)
+			} else {
+				hash += pos
+			}
+		}
+		if hash < pos+len(text) {
+			text = text[:hash-pos]
 		}
 		pos = next
 		p.line(line, text)
@@ -157,9 +217,9 @@ func Parse(data []byte) *Robots {
 	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
-	r.index()
+	r.index(&p.sel)
 	p.r = nil
-	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled {
+	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled && cap(p.patterns) <= maxPooledPatterns {
 		// The scratch of a huge file is left to the collector rather than
 		// held by the pool.
 		parsers.Put(p)
@@ -173,42 +233,47 @@ func Parse(data []byte) *Robots {
 // field names and blank lines are not kept.
 func (p *parser) finish() *Robots {
 	r := p.r
-	n := 0
-	for _, rule := range p.rules {
-		n += len(rule.Pattern)
-	}
+	n := len(p.patterns)
 	for _, a := range p.agents {
 		n += len(a)
 	}
 	for _, sm := range r.sitemaps {
 		n += len(sm)
 	}
-	var kept strings.Builder
-	kept.Grow(n)
+	for _, x := range p.norms {
+		n += len(x.norm)
+	}
+	// One slice of exactly n octets, appended to without a Builder's
+	// checks on every write, viewed as the one string of the result.
+	kept := append(make([]byte, 0, n), p.patterns...)
 	if len(p.rules) > 0 {
-		r.rules = make([]rule, len(p.rules))
-		for i, x := range p.rules {
-			kept.WriteString(x.Pattern)
-			r.rules[i] = rule{end: uint32(kept.Len()), line: uint32(x.Line)}
-			if x.Allow {
-				r.rules[i].line |= ruleAllow
-			}
-		}
+		r.rules = slices.Clone(p.rules)
 	}
 	if len(p.agents) > 0 {
 		r.agentEnds = make([]uint32, len(p.agents))
 		for k, a := range p.agents {
-			kept.WriteString(a)
-			r.agentEnds[k] = uint32(kept.Len())
+			kept = append(kept, a...)
+			r.agentEnds[k] = uint32(len(kept))
 		}
 	}
-	off := kept.Len()
+	off := len(kept)
 	for _, sm := range r.sitemaps {
-		kept.WriteString(sm)
+		kept = append(kept, sm...)
 	}
-	r.text = kept.String()
+	for _, x := range p.norms {
+		kept = append(kept, x.norm...)
+	}
+	// Nothing writes to kept after this.
+	r.text = unsafe.String(unsafe.SliceData(kept), len(kept))
 	for i, sm := range r.sitemaps {
 		r.sitemaps[i], off = r.text[off:off+len(sm)], off+len(sm)
+	}
+	if len(p.norms) > 0 {
+		r.norms = make([]normed, len(p.norms))
+		for i, x := range p.norms {
+			r.norms[i] = normed{rule: x.rule, norm: r.text[off : off+len(x.norm)]}
+			off += len(x.norm)
+		}
 	}
 	// Appending left spare capacity that a held file need not keep.
 	if cap(r.sitemaps) > len(r.sitemaps) {
@@ -222,8 +287,9 @@ func (p *parser) finish() *Robots {
 		r.groups = slices.Clone(p.groups)
 	}
 	clear(p.agents)
-	clear(p.rules)
-	p.groups, p.agents, p.rules = p.groups[:0], p.agents[:0], p.rules[:0]
+	clear(p.norms)
+	p.groups, p.agents, p.rules, p.norms = p.groups[:0], p.agents[:0], p.rules[:0], p.norms[:0]
+	p.patterns = p.patterns[:0]
 	return r
 }
 
@@ -242,14 +308,16 @@ func (p *parser) closeGroup() {
 // caller reads it only when the first word is a field name. Any other
 // line without a colon gives an empty key.
 func splitLine(text string) (key, value string, ok bool) {
+	// text is trimmed: the name has no space to its left, the value none
+	// to its right.
 	if colon := strings.IndexByte(text, ':'); colon >= 0 {
-		return trim(text[:colon]), trim(text[colon+1:]), true
+		return trimRight(text[:colon]), trimLeft(text[colon+1:]), true
 	}
 	sp := strings.IndexAny(text, " \t")
 	if sp < 0 {
 		return "", "", false
 	}
-	value = trim(text[sp:])
+	value = trimLeft(text[sp:])
 	if strings.ContainsAny(value, " \t") {
 		// Three words or more: too far from "field value" to guess.
 		return "", "", false
@@ -276,27 +344,49 @@ func (p *parser) report(line int, sev Severity, format string, args ...any) {
 }
 
 // trim removes ASCII spaces and tabs, the only white space RFC 9309
-// allows around a value, from both ends of s.
-func trim(s string) string {
-	i, j := 0, len(s)
-	for i < j && (s[i] == ' ' || s[i] == '\t') {
-		i++
+// allows around a value, from both ends of s; trimLeft and trimRight
+// from one.
+func trim(s string) string { return trimRight(trimLeft(s)) }
+
+func trimLeft(s string) string {
+	for len(s) > 0 && s[0] <= ' ' && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
 	}
-	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
-		j--
+	return s
+}
+
+func trimRight(s string) string {
+	for len(s) > 0 && s[len(s)-1] <= ' ' && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
 	}
-	return s[i:j]
+	return s
 }
 
 // lookupField returns the field a field name means and whether it means
 // one, and whether the name is the field's own, in any case. The five
 // field names of nearly every line, then the two of AI usage preferences
-// (preferences.go), are compared without a map lookup.
+// (preferences.go), are told by their length and compared without a map
+// lookup.
 func lookupField(key string) (field string, known, exact bool) {
-	for _, f := range [...]string{"user-agent", "disallow", "allow", "sitemap", "crawl-delay", "content-usage", "content-signal"} {
-		if len(key) == len(f) && equalLower(key, f) {
-			return f, true, true
-		}
+	var f string
+	switch len(key) {
+	case len("allow"):
+		f = "allow"
+	case len("sitemap"):
+		f = "sitemap"
+	case len("disallow"):
+		f = "disallow"
+	case len("user-agent"):
+		f = "user-agent"
+	case len("crawl-delay"):
+		f = "crawl-delay"
+	case len("content-usage"):
+		f = "content-usage"
+	case len("content-signal"):
+		f = "content-signal"
+	}
+	if f != "" && equalLower(key, f) {
+		return f, true, true
 	}
 	if len(key) > 16 {
 		return "", false, false
@@ -311,28 +401,65 @@ func lookupField(key string) (field string, known, exact bool) {
 	return field, known, false
 }
 
-// equalLower reports whether s, lower-cased (ASCII only), is lower.
+// equalLower reports whether s, lower-cased (ASCII only), is lower, a
+// string of lower-case letters and "-" as long as s. Setting bit 0x20 of
+// an octet lower-cases a letter and leaves "-" as it is; of the octets it
+// changes, only CR, which no line holds, would become "-" or a letter,
+// so s is compared eight octets at a time.
 func equalLower(s, lower string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	for len(s) >= 8 {
+		if word(s)|0x2020202020202020 != word(lower) {
+			return false
 		}
-		if c != lower[i] {
+		s, lower = s[8:], lower[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != lower[i] {
 			return false
 		}
 	}
 	return true
 }
 
+// disallowWord is "disallow" as a word, to which a key of eight octets
+// with bit 0x20 of each set is compared (see equalLower).
+var disallowWord = word("disallow")
+
+// word returns the first eight octets of s, little-endian.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// line reads line n, text, its comment cut off.
 func (p *parser) line(n int, text string) {
-	if i := strings.IndexByte(text, '#'); i >= 0 {
-		text = text[:i]
-	}
 	text = trim(text)
 	if len(text) == 0 {
 		return
 	}
+	// Nearly every line is a rule or a User-agent, spelt right, its colon
+	// right after the name: told by its first octets, and read at once,
+	// without the general path's search for the colon and lookups.
+	switch {
+	case len(text) > len("disallow") && text[len("disallow")] == ':' && word(text)|0x2020202020202020 == disallowWord:
+		p.rule(n, false, trimLeft(text[len("disallow:"):]))
+	case len(text) > len("allow") && text[len("allow")] == ':' && equalLower(text[:len("allow")], "allow"):
+		p.rule(n, true, trimLeft(text[len("allow:"):]))
+	case len(text) > len("user-agent") && text[len("user-agent")] == ':' && equalLower(text[:len("user-agent")], "user-agent"):
+		p.agent(n, trimLeft(text[len("user-agent:"):]))
+	default:
+		p.general(n, text)
+		return
+	}
+	if p.cur >= 0 {
+		p.groups[p.cur].endLine = int32(n)
+	}
+}
+
+// general reads a trimmed, non-empty line that is not a well-spelt rule or
+// User-agent: any field, misspelt or unknown, or none.
+func (p *parser) general(n int, text string) {
 	key, value, ok := splitLine(text)
 	field, known, exact := lookupField(key)
 	switch {
@@ -412,7 +539,9 @@ func (p *parser) agent(n int, value string) {
 		case token != value:
 			// Every major crawler reads a User-agent line by its product
 			// token (RFC 9309 section 2.2.1): worth knowing, not fixing.
-			p.note(n, "User-agent %q read as its product token %q", value, token)
+			// Without fmt: many files have one such line per group.
+			p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityNote,
+				Message: "User-agent " + quoted(value) + " read as its product token " + quoted(token)})
 		}
 	}
 	if p.cur < 0 || p.inRules {
@@ -426,12 +555,8 @@ func (p *parser) agent(n int, value string) {
 }
 
 func (p *parser) rule(n int, allow bool, value string) {
-	kind := "Disallow"
-	if allow {
-		kind = "Allow"
-	}
 	if p.cur < 0 {
-		p.stray(n, kind)
+		p.stray(n, ruleKind(allow))
 		return
 	}
 	p.inRules = true
@@ -440,14 +565,32 @@ func (p *parser) rule(n int, allow bool, value string) {
 		p.empties = append(p.empties, emptyRule{line: n, group: p.cur, allow: allow})
 		return
 	}
-	// Only checked here: the pattern is compiled again, into its group's
-	// index, when a crawler first consults the group, and most groups name
-	// other crawlers.
-	if _, err := match.Compile(value); err != nil {
-		p.badPattern(n, kind, value, err)
+	// Normalised once, here, and kept only where that changes it: a
+	// pattern is compiled from its normalised text, without an
+	// allocation, whenever its group is decided.
+	norm, err := match.Normalize(value)
+	if err != nil {
+		p.badPattern(n, ruleKind(allow), value, err)
 		return
 	}
-	p.rules = append(p.rules, Rule{Allow: allow, Pattern: value, Line: n})
+	// Normalize returns value itself when it changes nothing.
+	if unsafe.StringData(norm) != unsafe.StringData(value) {
+		p.norms = append(p.norms, normed{rule: int32(len(p.rules)), norm: norm})
+	}
+	p.patterns = append(p.patterns, value...)
+	line := uint32(n)
+	if allow {
+		line |= ruleAllow
+	}
+	p.rules = append(p.rules, rule{end: uint32(len(p.patterns)), line: line})
+}
+
+// ruleKind returns the directive of an Allow or a Disallow rule.
+func ruleKind(allow bool) string {
+	if allow {
+		return "Allow"
+	}
+	return "Disallow"
 }
 
 // maxCrawlDelay caps a Crawl-delay, in seconds (about 11.6 days), so

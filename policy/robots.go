@@ -23,16 +23,18 @@ import (
 
 // Robots is a parsed robots.txt file. It is immutable and safe for
 // concurrent use; the slices its methods return are shared and must not be
-// modified. The rule index of a crawler's groups is built by the first
-// decision that consults them, which alone allocates, and the Groups by
-// the first call of Groups; each is published atomically, so no decision
-// takes a lock.
+// modified. A crawler's first few decisions pass over the rules of its
+// groups; the rule index of those groups is built by the decision after
+// them, which alone allocates, and the Groups by the first call of
+// Groups; each is published atomically, so no decision takes a lock.
 type Robots struct {
 	// text holds every string the file keeps: the rules' patterns, then
-	// the agents, then the sitemaps.
+	// the agents, then the sitemaps, then the normalised patterns of
+	// norms.
 	text      string
 	groups    []group
 	rules     []rule
+	norms     []normed // by rule, those whose normalised pattern differs
 	agentEnds []uint32 // where each agent ends in text; see agent
 	sitemaps  []string
 	prefs     []prefLine // the Content-Usage and Content-Signal lines, in file order

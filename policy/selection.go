@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,20 +11,32 @@ import (
 	"github.com/crawlkit/robots/match"
 )
 
-// selection is the merged rule set of every group naming one token. Its
-// rule index is built when a crawler first consults it: most groups of
-// most files name crawlers other than the one asking, and are never
-// indexed.
+// selection is the merged rule set of every group naming one token. A
+// crawler's first decisions on it are each a pass over its rules, which
+// costs less than an index until the selection has been decided
+// indexAfter times; the next decision builds the index. Most groups of
+// most files name crawlers other than the one asking, and most files are
+// decided a few times, so most are never indexed.
 type selection struct {
 	owner  *Robots
 	groups []int
 	delay  time.Duration // the largest Crawl-delay of groups, or negative without one
 
-	// idx is nil until the first decision. Goroutines that find it nil
-	// at the same time each build an index and the first to store its
+	// decided counts the decisions made without an index, up to
+	// indexAfter.
+	decided atomic.Int32
+	// idx is nil until the decision that builds it. Goroutines that build
+	// it at the same time each build an index and the first to store its
 	// own wins, so a decision takes no lock, before or after the build.
 	idx atomic.Pointer[ruleIndex]
 }
+
+// indexAfter is how many decisions a selection makes by a pass over its
+// rules before one builds its index. Building the index of n rules costs
+// about as much as that many passes, whatever n (both grow with it), and
+// a pass gives the same answer, so a file decided a few times is never
+// indexed; a group is passed over at most indexAfter times.
+const indexAfter = 16
 
 // ruleIndex is the rule set of a selection, built by selection.index.
 type ruleIndex struct {
@@ -44,8 +57,90 @@ func (x *ruleIndex) rule(i int) int {
 
 // agentEntry names the selection of one lower-cased product token.
 type agentEntry struct {
+	// head is octets 0 to 7 of token, big-endian, zero past its end:
+	// tokens hold no zero octet, so most steps of a search compare two
+	// integers rather than two strings.
+	head  uint64
 	token string
 	sel   *selection
+}
+
+// decide returns the index in Robots.rules of the rule that decides the
+// normalised path, or -1 when none matches: by the index once there is
+// one, by a pass over the rules until the decision that builds it.
+func (s *selection) decide(path []byte) int {
+	if x := s.idx.Load(); x != nil {
+		return x.lookup(path)
+	}
+	if s.decided.Load() < indexAfter && s.decided.Add(1) <= indexAfter {
+		return s.scan(path)
+	}
+	return s.index().lookup(path)
+}
+
+// lookup returns the index in Robots.rules of the rule of x that decides
+// path, or -1.
+func (x *ruleIndex) lookup(path []byte) int {
+	if i := x.set.Lookup(path); i >= 0 {
+		return x.rule(i)
+	}
+	return -1
+}
+
+// scan decides the normalised path as the index does, by trying every
+// rule: rules are taken in the index's order (group by group, each in
+// file order), and one replaces the best so far only when it takes
+// precedence over it by the index's measure (a longer pattern, or an
+// Allow as long as a Disallow), so that both pick the same rule.
+func (s *selection) scan(path []byte) int {
+	r := s.owner
+	best, bestLen, bestAllow := -1, -1, false
+	for _, gi := range s.groups {
+		lo, hi := r.groupRules(gi)
+		norm := r.firstNorm(lo)
+		start := uint32(0)
+		if lo > 0 {
+			start = r.rules[lo-1].end
+		}
+		for i := lo; i < hi; i++ {
+			x := r.rules[i]
+			pattern := r.text[start:x.end]
+			start = x.end
+			if norm < len(r.norms) && int(r.norms[norm].rule) == i {
+				pattern = r.norms[norm].norm
+				norm++
+			}
+			allow := x.line&ruleAllow != 0
+			if len(pattern) < bestLen || len(pattern) == bestLen && (bestAllow || !allow) {
+				continue
+			}
+			if matches(pattern, path) {
+				best, bestLen, bestAllow = i, len(pattern), allow
+			}
+		}
+	}
+	return best
+}
+
+// matches reports whether the normalised path matches the normalised
+// pattern, as its match.Pattern does. Most rules of a group differ from
+// a path before their first wildcard, which tells the answer without
+// compiling the pattern: a normalised path holds no "*" or "$", and a
+// normalised pattern holds "$" only at its end.
+func matches(pattern string, path []byte) bool {
+	i := 0
+	for i < len(pattern) && i < len(path) && pattern[i] == path[i] {
+		i++
+	}
+	switch {
+	case i == len(pattern):
+		return true
+	case pattern[i] == '*':
+		return match.CompileNormalized(pattern).Match(path)
+	case pattern[i] == '$':
+		return i == len(path)
+	}
+	return false
 }
 
 // index returns the selection's rule set, building it on first use.
@@ -80,32 +175,64 @@ func (s *selection) build() *ruleIndex {
 	}
 	compiled := make([]match.Rule, n)
 	for i := range compiled {
-		rule := r.rule(x.rule(i))
-		// Parse kept only patterns that compile; were one not to, its
-		// zero Pattern would match nothing.
-		p, _ := match.Compile(rule.Pattern)
-		compiled[i] = match.Rule{Pattern: p, Allow: rule.Allow}
+		ri := x.rule(i)
+		start := uint32(0)
+		if ri > 0 {
+			start = r.rules[ri-1].end
+		}
+		rule := r.rules[ri]
+		pattern := r.text[start:rule.end]
+		if k := r.firstNorm(ri); k < len(r.norms) && int(r.norms[k].rule) == ri {
+			pattern = r.norms[k].norm
+		}
+		compiled[i] = match.Rule{Pattern: match.CompileNormalized(pattern), Allow: rule.line&ruleAllow != 0}
 	}
 	x.set = match.NewSet(compiled)
 	return x
+}
+
+// named is one product token of a group, while Robots.index sorts them.
+type named struct {
+	token     string
+	off, n    int // where the lower-cased token is in lowered
+	group     int
+	lowercase bool // token needs no lower-casing
+}
+
+// indexScratch is the working space of Robots.index, kept by the parser
+// from file to file: none of it is part of the result.
+type indexScratch struct {
+	pairs   []named
+	lowered []byte
+	lists   [][]int // the groups of selection i
+	single  []int32 // per group, the selection of it alone, or -1
+	entries []int32 // per distinct token, its selection
+	tokens  []string
+}
+
+// reset empties sc for a file of groups groups, dropping what it points
+// to so that the pool holds no file's strings.
+func (sc *indexScratch) reset(groups int) {
+	clear(sc.pairs)
+	clear(sc.lists)
+	clear(sc.tokens)
+	sc.pairs, sc.lowered, sc.lists = sc.pairs[:0], sc.lowered[:0], sc.lists[:0]
+	sc.entries, sc.tokens = sc.entries[:0], sc.tokens[:0]
+	sc.single = slices.Grow(sc.single[:0], groups)[:groups]
+	for i := range sc.single {
+		sc.single[i] = -1
+	}
 }
 
 // index merges, for every product token, the groups that name it (RFC 9309
 // section 2.2.1) into one selection per distinct set of groups. A token is
 // lower-cased in one buffer shared by all of them, and a token naming one
 // group, the common case, shares its group list with the other tokens.
-func (r *Robots) index() {
-	type named struct {
-		token     string
-		off, n    int // where the lower-cased token is in lowered
-		group     int
-		lowercase bool // token needs no lower-casing
-	}
-	var (
-		pairs   []named
-		lowered []byte
-		star    []int
-	)
+func (r *Robots) index(sc *indexScratch) {
+	sc.reset(len(r.groups))
+	defer sc.reset(0)
+	var star []int
+	pairs, lowered := sc.pairs, sc.lowered
 	for i := range r.groups {
 		lo, hi := r.groupAgents(i)
 		for k := lo; k < hi; k++ {
@@ -117,7 +244,7 @@ func (r *Robots) index() {
 				}
 			case a == "" || ProductToken(a) != a:
 				// A value without a product token names no crawler.
-			case norm.Lower(a) == a:
+			case !hasUpper(a):
 				pairs = append(pairs, named{token: a, group: i, lowercase: true})
 			default:
 				pairs = append(pairs, named{off: len(lowered), n: len(a), group: i})
@@ -125,6 +252,7 @@ func (r *Robots) index() {
 			}
 		}
 	}
+	sc.pairs, sc.lowered = pairs, lowered
 	if len(lowered) > 0 {
 		all := string(lowered)
 		for k := range pairs {
@@ -143,16 +271,8 @@ func (r *Robots) index() {
 
 	// First give every distinct list of groups a selection number, then
 	// make the selections in one slice of exactly that many.
-	var (
-		lists   [][]int // the groups of selection i
-		single  = make([]int32, len(r.groups))
-		entries []int32 // per distinct token, its selection
-		tokens  []string
-		ids     []int // group numbers 0..n-1, shared by single-group lists
-	)
-	for i := range single {
-		single[i] = -1
-	}
+	var ids []int // group numbers 0..n-1, shared by single-group lists
+	lists, single, entries, tokens := sc.lists, sc.single, sc.entries, sc.tokens
 	singleOf := func(gi int) int32 {
 		if single[gi] < 0 {
 			if ids == nil {
@@ -195,6 +315,7 @@ func (r *Robots) index() {
 		}
 		i = j
 	}
+	defer func() { sc.lists, sc.entries, sc.tokens = lists, entries, tokens }()
 	starSel := int32(-1)
 	if star != nil {
 		starSel = selectionOf(star)
@@ -213,12 +334,22 @@ func (r *Robots) index() {
 	if len(tokens) > 0 {
 		r.agents = make([]agentEntry, len(tokens))
 		for i, t := range tokens {
-			r.agents[i] = agentEntry{token: t, sel: &sels[entries[i]]}
+			r.agents[i] = agentEntry{head: head(t), token: t, sel: &sels[entries[i]]}
 		}
 	}
 	if starSel >= 0 {
 		r.star = &sels[starSel]
 	}
+}
+
+// hasUpper reports whether s holds an upper-case ASCII letter.
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup returns the selection for the first token that has a group, or
@@ -232,8 +363,7 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 			// Many files name no crawler but "*": nothing to look up.
 			break
 		}
-		var buf [64]byte
-		if s := r.named(norm.AppendLower(buf[:0], t)); s != nil {
+		if s := r.named(t); s != nil {
 			return s, t
 		}
 	}
@@ -243,19 +373,52 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 	return r.star, "*"
 }
 
-// named returns the selection of a lower-cased token, or nil.
-func (r *Robots) named(token []byte) *selection {
+// named returns the selection of token, in any case, or nil.
+func (r *Robots) named(token string) *selection {
+	// The tokens of agents are lower-cased; so is a copy of token, on the
+	// stack unless it is longer than any real crawler's.
+	var buf [maxToken]byte
+	lower := buf[:]
+	if len(token) > maxToken {
+		lower = make([]byte, len(token))
+	}
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	// Past the token's end, lower is zero: its head is its first word.
+	h := binary.BigEndian.Uint64(lower)
+	lower = lower[:len(token)]
 	lo, hi := 0, len(r.agents)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if r.agents[m].token < string(token) {
+		if e := &r.agents[m]; e.head < h || e.head == h && e.token < string(lower) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(r.agents) && r.agents[lo].token == string(token) {
+	if lo < len(r.agents) && r.agents[lo].token == string(lower) {
 		return r.agents[lo].sel
 	}
 	return nil
+}
+
+// maxToken is the length of the longest token that named lowers on the
+// stack.
+const maxToken = 64
+
+// head returns octets 0 to 7 of s, big-endian, zero past its end.
+func head[S ~string | ~[]byte](s S) uint64 {
+	var h uint64
+	for i := range 8 {
+		h <<= 8
+		if i < len(s) {
+			h |= uint64(s[i])
+		}
+	}
+	return h
 }

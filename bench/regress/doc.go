@@ -1,7 +1,9 @@
 // Package regress holds the benchmarks that cmd/compare (run by
 // ../compare.sh) measures on two checkouts of the module, to tell whether
 // one is slower than the other: a decision on a parsed corpus file, a
-// parse of the whole corpus, and a request through the transport to an
+// parse of the whole corpus, a parse and one decision of each file (what
+// an origin met once costs), the bare tokenizer that bounds a parse from
+// below, and a request through the transport to an
 // origin whose robots.txt it holds, beside the same request on the bare
 // base round-tripper.
 //

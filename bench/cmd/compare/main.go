@@ -69,6 +69,9 @@ type bench struct {
 var benches = []bench{
 	{"BenchmarkDecision", "^BenchmarkDecision$", 1470, 1470 * 101},
 	{"BenchmarkParse", "^BenchmarkParse$", 2, 7},
+	{"BenchmarkFirst/corpus", "^BenchmarkFirst$/^corpus$", 2, 7},
+	{"BenchmarkFirst/typical", "^BenchmarkFirst$/^typical$", 20, 220},
+	{"BenchmarkTokenize", "^BenchmarkTokenize$", 2, 22},
 	{"BenchmarkHeld/bare", "^BenchmarkHeld$/^bare$", 2000, 202000},
 	{"BenchmarkHeld/transport", "^BenchmarkHeld$/^transport$", 2000, 202000},
 	// A new origin costs a fetch, a parse and a store write: fewer
@@ -84,6 +87,9 @@ const added = "BenchmarkHeld/added"
 var rows = []struct{ name, what string }{
 	{"BenchmarkDecision", "Decision: one Allowed on a parsed corpus file"},
 	{"BenchmarkParse", "Parse: policy.Parse of every corpus file"},
+	{"BenchmarkFirst/corpus", "First/corpus: Parse and one Allowed, every corpus file"},
+	{"BenchmarkFirst/typical", "First/typical: the same, the 15 typical files"},
+	{"BenchmarkTokenize", "Tokenize: the bare tokenizer over the corpus"},
 	{"BenchmarkHeld/bare", "Held/bare: the base round-tripper alone"},
 	{"BenchmarkHeld/transport", "Held/transport: through the transport"},
 	{added, "Held/added: transport - bare"},
@@ -383,9 +389,9 @@ func baseName(name string) string {
 // Held/added line after each run, to out/<label>.txt. It returns each
 // tree's samples.
 func rounds(trees []*tree, count int, benchtime, out string, env []string, log func(string, ...any)) (samples, error) {
-	// One -test.bench pattern for all: the top-level names, then the
-	// sub-benchmarks of Held.
-	pattern := "^Benchmark(Decision|Parse|Held)$"
+	// One -test.bench pattern for all: the top-level names, then their
+	// sub-benchmarks.
+	pattern := "^Benchmark(Decision|Parse|First|Tokenize|Held)$"
 	all := samples{}
 	files := map[string]*os.File{}
 	for _, t := range trees {
