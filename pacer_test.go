@@ -357,7 +357,8 @@ type watchedFleet struct {
 	*MemoryFleet
 	lag     time.Duration
 	members int // if not zero, the Members of every slot
-	// membersOf, if it names the origin, is the Members of its slots.
+	// membersOf, if it names the origin, is the Members of its slots;
+	// guarded by mu.
 	membersOf map[OriginKey]int
 	down      atomic.Bool
 	// late is how long after its reservation each answer is in hand,
@@ -400,10 +401,10 @@ func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotR
 	if f.members != 0 {
 		slot.Members = f.members
 	}
+	f.mu.Lock()
 	if n, ok := f.membersOf[key]; ok {
 		slot.Members = n
 	}
-	f.mu.Lock()
 	if f.epoch != "" {
 		slot.Epoch = f.epoch
 	}
@@ -1332,5 +1333,77 @@ func TestSpreadRemembersLateness(t *testing.T) {
 			t.Errorf("%d slots given back for 4 late answers among quick ones, want 1: the first", n)
 		}
 		fleet.checkGivenBack(t)
+	})
+}
+
+// TestUnpacedRequestTakesNoSlot checks that a request to a held origin
+// that nothing paces (MinDelay -1, no Crawl-delay, no pause) goes without
+// joining a line or taking a slot: the transport adds one allocation to
+// the base's, the request-URI it decides, and nothing for the pace.
+func TestUnpacedRequestTakesNoSlot(t *testing.T) {
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	})
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: -1})
+	req, _ := http.NewRequest(http.MethodGet, "http://held.example/page?q=1", nil)
+	req.Header.Set("User-Agent", "ExampleBot/1.0")
+	send := func(rt http.RoundTripper) func() {
+		return func() {
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
+	send(tr)() // fetches the robots.txt
+	bare, through := testing.AllocsPerRun(200, send(base)), testing.AllocsPerRun(200, send(tr))
+	if through > bare+1 {
+		t.Errorf("a held, unpaced request allocates %v through the transport, %v on the base alone: want one more at most, its request-URI", through, bare)
+	}
+}
+
+// TestOriginKeepsItsMemberCount checks that an answer counting no
+// members does not erase the count the store last gave for that origin:
+// during an outage the origin is still paced at the delay times its own
+// last count, not at the count last given for any origin.
+func TestOriginKeepsItsMemberCount(t *testing.T) {
+	const delay = time.Second
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := newWatchedFleet()
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
+		for _, step := range []struct {
+			url     string
+			members int
+		}{
+			{"http://three.example/a", 3},
+			{"http://one.example/a", 1}, // the count last given for any origin
+			{"http://three.example/b", 0},
+		} {
+			fleet.mu.Lock()
+			fleet.membersOf = map[OriginKey]int{OriginKey(step.url[:strings.LastIndex(step.url, "/")]): step.members}
+			fleet.mu.Unlock()
+			time.Sleep(time.Hour)
+			if _, err := bubbleGet(t, tr, step.url); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fleet.down.Store(true)
+		time.Sleep(time.Hour)
+		for i := range 3 {
+			if _, err := bubbleGet(t, tr, "http://three.example/local"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sends := site.hitsWhere(func(h hit) bool { return strings.HasPrefix(h.url, "http://three.example/local") })
+		for i := 1; i < len(sends); i++ {
+			if gap := sends[i].at.Sub(sends[i-1].at); gap != 3*delay {
+				t.Errorf("requests %d and %d reached the site %v apart during the outage, want %v: the origin's own count", i-1, i, gap, 3*delay)
+			}
+		}
 	})
 }
