@@ -169,8 +169,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 		}
 	}
 	// Parse the body kept, once, unless it is the one the state already
-	// holds parsed: here, in the renewal's goroutine, not in the fetch's,
-	// whose stack would grow again for it.
+	// holds parsed.
 	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched)
 }
 
