@@ -668,6 +668,9 @@ func TestPauseHoldsWaiters(t *testing.T) {
 type unusableFleet struct {
 	*MemoryFleet
 	calls atomic.Int64
+	// bad, if not zero, is how many unusable answers it gives before it
+	// answers as the MemoryFleet does.
+	bad int64
 }
 
 // spinGuard is how many reservations unusableFleet answers before it
@@ -676,9 +679,13 @@ type unusableFleet struct {
 // then goes on the local pace, which the test sees.
 const spinGuard = 1000
 
-func (u *unusableFleet) ReserveSlot(_ context.Context, _ OriginKey, req SlotRequest) (Slot, error) {
-	if u.calls.Add(1) > spinGuard {
+func (u *unusableFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	n := u.calls.Add(1)
+	if n > spinGuard {
 		return Slot{}, errors.New("unusableFleet: asked too often")
+	}
+	if u.bad != 0 && n > u.bad {
+		return u.MemoryFleet.ReserveSlot(ctx, key, req)
 	}
 	return Slot{At: req.Now.Add(time.Second), Reserved: true, Members: 1}, nil
 }
@@ -1404,6 +1411,46 @@ func TestOriginKeepsItsMemberCount(t *testing.T) {
 			if gap := sends[i].at.Sub(sends[i-1].at); gap != 3*delay {
 				t.Errorf("requests %d and %d reached the site %v apart during the outage, want %v: the origin's own count", i-1, i, gap, 3*delay)
 			}
+		}
+	})
+}
+
+// TestUnusableStoreSlotsAreBounded checks where the bound on unusable
+// store answers lies: a request that gets one fewer than maxTries of
+// them in a row, and then a usable slot, is sent; one that gets maxTries
+// fails.
+func TestUnusableStoreSlotsAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		bad  int64
+		sent bool
+	}{{1, true}, {maxTries - 1, true}, {maxTries, false}} {
+		t.Run(strconv.FormatInt(tc.bad, 10), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(serve(404, ""))
+				fleet := &unusableFleet{MemoryFleet: NewMemoryFleet(), bad: tc.bad}
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+				_, err := bubbleGet(t, tr, "http://site.example/page")
+				if sent := err == nil; sent != tc.sent {
+					t.Errorf("after %d unusable answers: RoundTrip = %v, want sent %v", tc.bad, err, tc.sent)
+				}
+			})
+		})
+	}
+}
+
+// TestAnswerWithinItsSpreadIsKept checks that a store slot in hand no
+// later than its spread is kept, not given back: an answer exactly the
+// least spread late costs no second reservation.
+func TestAnswerWithinItsSpreadIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := newWatchedFleet()
+		fleet.late.Store(int64(minSpread))
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second, Fleet: fleet})
+		if _, err := bubbleGet(t, tr, "http://site.example/page"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(fleet.givenBack()); n != 0 {
+			t.Errorf("%d slots given back for an answer within its spread, want none", n)
 		}
 	})
 }
