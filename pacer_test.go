@@ -1454,3 +1454,75 @@ func TestAnswerWithinItsSpreadIsKept(t *testing.T) {
 		}
 	})
 }
+
+// steppingClock is a clock that moves on by step at every reading while
+// step is set, and by d at every sleep of d: time passes between the slot
+// a request takes and its send, as on a loaded machine, deterministically.
+type steppingClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (c *steppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+// peek reads the clock without moving it.
+func (c *steppingClock) peek() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *steppingClock) setStep(d time.Duration) {
+	c.mu.Lock()
+	c.step = d
+	c.mu.Unlock()
+}
+
+func (c *steppingClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.now = c.now.Add(max(d, 0))
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+// TestNextSlotCountsFromTheSend checks that when time passes between the
+// slot a request takes and its send, the next slot counts from the send:
+// every other request is slowed (its clock moves at every reading, so its
+// send comes well after its slot), and no two requests reach the base
+// closer than the delay.
+func TestNextSlotCountsFromTheSend(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	clock := &steppingClock{now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	var mu sync.Mutex
+	var sends []time.Time
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
+		}
+		mu.Lock()
+		sends = append(sends, clock.peek())
+		mu.Unlock()
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	})
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Now: clock.Now, Sleep: clock.Sleep})
+	for i := range 8 {
+		clock.setStep(time.Duration(i%2) * 30 * time.Millisecond)
+		req, _ := http.NewRequest(http.MethodGet, "http://site.example/p"+strconv.Itoa(i), nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for i := 1; i < len(sends); i++ {
+		if gap := sends[i].Sub(sends[i-1]); gap < delay {
+			t.Errorf("requests %d and %d reached the base %v apart, want at least %v", i-1, i, gap, delay)
+		}
+	}
+}
