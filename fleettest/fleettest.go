@@ -404,7 +404,9 @@ var paceCases = []testCase{
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
 		c.cancel(c.t0.Add(d), d)
-		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		// Asked between the slot before and the one given back: exactly
+		// the slot given back, as if it had never been reserved.
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(d / 2), Interval: d}), c.t0.Add(d), true)
 	}},
 	{"CancelSlot of a slot that is no longer the last gives nothing back", func(c *fleetCase) {
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
