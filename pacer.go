@@ -444,10 +444,7 @@ func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, no
 			at = latest(at, s.next(SlotRequest{Now: now, Interval: time.Duration(n) * delay, NotBefore: s.line.aloneAfter(n, delay)}))
 		}
 	}
-	if k := s.line.len(); k > 0 && delay > 0 {
-		at = at.Add(time.Duration(k) * delay)
-	}
-	return at
+	return at.Add(time.Duration(s.line.len()) * max(delay, 0))
 }
 
 // limit returns the latest slot a request of ctx can use, read at now on

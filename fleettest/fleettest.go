@@ -484,6 +484,11 @@ var paceCases = []testCase{
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: held}), held.Add(d), true)
 		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), held.Add(2*d), true)
 	}},
+	{"a Held past the last slot reserved spaces the next from Held", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		held := c.t0.Add(5 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: held, Interval: d, Held: held}), held.Add(d), true)
+	}},
 	{"Held raises the last slot even when nothing is reserved", func(c *fleetCase) {
 		held := c.t0.Add(10 * d)
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: held, Limit: c.t0.Add(-d)}), held.Add(d), false)
