@@ -57,7 +57,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base
 }
 
 // origin is what a transport holds in memory for one origin: its robots
-// state and a pointer to its politeness schedule, which the pacer owns.
+// state and a pointer to its waiting line, which the pacer owns.
 // It is safe for concurrent use.
 type origin struct {
 	id originID
@@ -72,9 +72,9 @@ type origin struct {
 	// st is read on every request and written only after a renewal, so
 	// it is an atomic pointer rather than another lock to take.
 	st atomic.Pointer[state]
-	// sched is the origin's schedule in the pacer's table, nil until the
+	// line is the origin's line in the pacer's table, nil until the
 	// first request looks it up.
-	sched atomic.Pointer[schedule]
+	line atomic.Pointer[line]
 }
 
 // current returns the origin's state, or nil before the first renewal.
@@ -164,13 +164,32 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 			// other writers stored meanwhile.
 			v := validatorsOf(base)
 			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
-			saved := c.store.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
+			saved := c.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
 			base, fetched = &saved, &res
 		}
 	}
 	// Parse the body kept, once, unless it is the one the state already
 	// holds parsed.
 	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched)
+}
+
+// save stores rec, what a fetch led to, as origin's record, merged with
+// what another transport stored meanwhile, and returns the merged
+// record, which may keep the other writer's body instead of rec's.
+func (c *robotsCache) save(ctx context.Context, origin OriginKey, rec record) record {
+	key, ok := c.store.saveKey(ctx, origin, rec)
+	saved := rec
+	for try := 0; ok && try < swapTries; try++ {
+		old := c.store.get(ctx, key)
+		if old.newer {
+			return rec
+		}
+		if saved = rec; old.ok {
+			saved = merge(old.rec, rec)
+		}
+		ok = !c.store.put(ctx, key, old, saved)
+	}
+	return saved
 }
 
 // keep makes st o's state and weighs o again; fetched, when the renewal

@@ -4,51 +4,34 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // localPace is the Pace of one process, on golang.org/x/time/rate: what a
-// Transport without a Fleet paces by, what a fleet member paces by alone
-// while its store is unavailable, and the pace of NewMemoryFleet. Its
-// schedules live in a table of their own, larger than the origin table, so that forgetting an
-// origin's parsed robots.txt never shortens a wait. Keeping, finding and
-// dropping a schedule costs the same however many are held: the table is
-// a map and a ring in the order schedules were made or last passed over,
-// and a full table drops the oldest that holds nothing back, passing over
-// at most evictTries busy ones (a clock, or second chance, eviction),
-// never scanning it. When every one it passes over is busy the table
-// grows instead, up to overflow times its size, so that forgetting a
-// schedule does not end a pause or a delay still running; only past that
-// bound is a busy one dropped. It is safe for concurrent use.
-type localPace struct {
-	now func() time.Time
-	max int
+// Transport without a Fleet paces by, what a fleet member falls back on
+// while its store is down, and the pace of NewMemoryFleet. Its schedules
+// are a table of their own, so that forgetting an origin's robots.txt or
+// line never shortens a wait. It is safe for concurrent use.
+type localPace struct{ schedules table[*schedule] }
 
-	// mu protects table and the ring of schedules through ring.
-	mu    sync.Mutex
-	table map[OriginKey]*schedule
-	ring  schedule // sentinel: ring.ringNext is the newest, ring.ringPrev the oldest
+// schedule is one origin's slots in a localPace. The pacer reserves with
+// a Limit of its Now, as its request is handed on, and tells its last
+// send as Held, so the last slot is the last send and a slot given back
+// is always the last, which prev restores exactly. It is safe for
+// concurrent use.
+type schedule struct {
+	mu sync.Mutex
+	// last is the latest slot reserved or Held, prev the one before.
+	last, prev time.Time
+	// lim holds last at interval, one token per interval with a burst of
+	// one; nil when it is to be made anew from last.
+	lim      *rate.Limiter
+	interval time.Duration
+	paused   time.Time
+	seen     map[string]time.Time // when each member stops counting
+	epoch    string               // the first reservation's
 }
-
-// minSchedules is the fewest schedules a pacer holds, so that a small
-// MaxOrigins does not make pauses short-lived.
-const minSchedules = 1024
-
-// evictTries bounds how many schedules still in use a full table passes
-// over before it grows instead: the price of a new origin stays constant
-// when every schedule is busy.
-const evictTries = 8
-
-// overflow is how many times its size a table of busy schedules may
-// grow to before it drops the oldest of them anyway, so that memory
-// stays bounded whatever the sites answer: a crawl would need that many
-// origins paused, or within their delay, at once.
-const overflow = 4
-
-// memberWindow is the least time a member counts as pacing an origin
-// after its last slot there; it widens to 32 intervals for long delays,
-// so that a member that paces a slow origin stays counted between its
-// own slots (three members on a 30 s Crawl-delay send one each 90 s).
-const memberWindow = time.Minute
 
 // MemberWindowFor returns how long after its last slot a member of a fleet
 // still counts as pacing an origin of interval: a minute, or 32
@@ -56,88 +39,126 @@ const memberWindow = time.Minute
 // times the interval apart stays counted between them for up to 32
 // members. A Fleet counts members over this window.
 func MemberWindowFor(interval time.Duration) time.Duration {
-	return max(memberWindow, 32*interval)
+	return max(time.Minute, 32*interval)
 }
 
+// newLocalPace returns a localPace of maxSchedules schedules (see table).
 func newLocalPace(maxSchedules int, now func() time.Time) *localPace {
-	p := &localPace{now: now, max: max(maxSchedules, minSchedules), table: make(map[OriginKey]*schedule)}
-	p.ring.ringNext, p.ring.ringPrev = &p.ring, &p.ring
+	p := &localPace{}
+	p.schedules.init(maxSchedules, now, func(OriginKey) *schedule { return new(schedule) })
 	return p
-}
-
-// schedule returns the schedule of key, making one if needed.
-func (p *localPace) schedule(key OriginKey) *schedule {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s := p.table[key]; s != nil {
-		return s
-	}
-	if len(p.table) >= p.max {
-		p.evict(p.now())
-	}
-	s := &schedule{key: key}
-	p.table[key] = s
-	p.pushNewest(s)
-	return s
-}
-
-func (p *localPace) pushNewest(s *schedule) {
-	s.ringPrev, s.ringNext = &p.ring, p.ring.ringNext
-	p.ring.ringNext.ringPrev = s
-	p.ring.ringNext = s
-}
-
-func (p *localPace) unlink(s *schedule) {
-	s.ringPrev.ringNext, s.ringNext.ringPrev = s.ringNext, s.ringPrev
-	s.ringPrev, s.ringNext = nil, nil
-}
-
-// evict drops the oldest schedule that holds nothing back, giving the
-// ones still in use a second chance at the new end of the ring; after
-// evictTries of those, the table grows, and only at overflow times its
-// size does the oldest go anyway. p.mu is held.
-func (p *localPace) evict(now time.Time) {
-	for range evictTries {
-		s := p.ring.ringPrev
-		if s.busy(now) {
-			p.unlink(s)
-			p.pushNewest(s)
-			continue
-		}
-		p.drop(s)
-		return
-	}
-	if len(p.table) >= overflow*p.max {
-		p.drop(p.ring.ringPrev)
-	}
-}
-
-func (p *localPace) drop(s *schedule) {
-	p.unlink(s)
-	delete(p.table, s.key)
 }
 
 // ReserveSlot reserves origin's next slot for req, as a Fleet's does in
 // the fleet.
 func (p *localPace) ReserveSlot(_ context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	return p.schedule(origin).reserve(req), nil
+	return p.schedules.get(origin).reserve(req), nil
 }
 
 // CancelSlot gives back the slot at of origin if it is still the last
 // one reserved.
 func (p *localPace) CancelSlot(_ context.Context, origin OriginKey, at time.Time, _ time.Duration) error {
-	p.schedule(origin).cancel(at)
+	s := p.schedules.get(origin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.last.IsZero() && s.last.Equal(at) {
+		s.last = s.prev
+		s.lim = nil
+	}
 	return nil
 }
 
 // Pause holds every later slot of origin until at least until.
 func (p *localPace) Pause(_ context.Context, origin OriginKey, until time.Time) error {
-	p.schedule(origin).pauseUntil(until)
+	s := p.schedules.get(origin)
+	s.mu.Lock()
+	s.paused = latest(s.paused, until)
+	s.mu.Unlock()
 	return nil
 }
 
 // NextSlot returns the slot a ReserveSlot of req would reserve, without
 // reserving it.
 func (p *localPace) NextSlot(_ context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	return p.schedule(origin).next(req), nil
+	s := p.schedules.get(origin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.next(req)
+	if held := latest(s.last, req.Held); req.Interval > 0 && !held.IsZero() {
+		at = latest(at, slotTime(held.Add(req.Interval)))
+	}
+	return at, nil
+}
+
+// busy reports whether s still holds anything back at now: a pause, or
+// a slot within its interval.
+func (s *schedule) busy(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next(SlotRequest{Now: now, Interval: s.interval}).After(now)
+}
+
+// reserve reserves req's slot, as Pace.ReserveSlot says.
+func (s *schedule) reserve(req SlotRequest) Slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch == "" {
+		s.epoch = req.Epoch
+	}
+	if req.Held.After(s.last) {
+		s.prev, s.last, s.lim = s.last, req.Held, nil
+	}
+	slot := Slot{At: s.next(req), Epoch: s.epoch}
+	if !req.Limit.IsZero() && slot.At.After(req.Limit) {
+		slot.Members = s.count(req, req.Now)
+		return slot
+	}
+	slot.Members, slot.Reserved = s.count(req, slot.At), true
+	s.prev = s.last
+	at := slot.At.Add(max(req.Spread, 0))
+	s.last = latest(s.last, at)
+	if s.lim == nil || s.interval != req.Interval || !s.lim.AllowN(at, 1) {
+		s.lim = nil
+	}
+	return slot
+}
+
+// next returns req's slot, Held aside, reserving nothing. s.mu is held.
+func (s *schedule) next(req SlotRequest) time.Time {
+	t := latest(req.Now, req.NotBefore, s.paused)
+	if req.Interval <= 0 || s.last.IsZero() {
+		return slotTime(t)
+	}
+	if tokens := s.limiter(req.Interval).TokensAt(latest(t, s.last)); tokens < 1 {
+		t = latest(t, s.last).Add(time.Duration((1 - tokens) * float64(req.Interval)))
+	}
+	return slotTime(t)
+}
+
+// limiter returns the limiter holding last at interval: a changed
+// interval counts from last, never at the old rate. s.mu is held.
+func (s *schedule) limiter(interval time.Duration) *rate.Limiter {
+	if s.lim == nil || s.interval != interval {
+		s.lim, s.interval = rate.NewLimiter(rate.Every(interval), 1), interval
+		s.lim.AllowN(s.last, 1)
+	}
+	return s.lim
+}
+
+// count counts req.Member on the origin for the window after at, and
+// returns how many members are counted. s.mu is held.
+func (s *schedule) count(req SlotRequest, at time.Time) int {
+	if req.Member == "" {
+		return 1
+	}
+	if s.seen == nil {
+		s.seen = make(map[string]time.Time, 1)
+	}
+	s.seen[req.Member] = latest(s.seen[req.Member], at.Add(MemberWindowFor(req.Interval)))
+	for m, end := range s.seen {
+		if end.Before(req.Now) {
+			delete(s.seen, m)
+		}
+	}
+	return len(s.seen)
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,79 +17,69 @@ import (
 	"github.com/crawlkit/robots/policy"
 )
 
-// pacer holds every request to its origin's politeness slot: when each
-// may next be sent, in the order requests came, and the pauses a
-// Retry-After asked for. Each origin has one line of waiters in which
-// only the head takes a slot, and takes it when it is about to be handed
-// on, through one Pace: the Fleet's when there is one and it answers,
-// the process's own localPace otherwise (then, for a fleet member, at
-// the delay times the members it last saw). A slot is never held while
-// asleep, so a pause that comes meanwhile, from any member, holds it
-// back, and the next slot counts from the real send. It is safe for
-// concurrent use.
+// pacer holds every request to its origin's politeness slot, in the
+// order requests came. Each origin has one line of waiters in which only
+// the head takes a slot, as it is about to be handed on, through one
+// Pace: the Fleet's while it answers, the process's own otherwise (for a
+// fleet member, at the delay times the members it last saw). No slot is
+// held asleep, so a pause that comes meanwhile, from any member, holds it
+// back; the next slot counts from the real send, which every Pace is told
+// as Held. It is safe for concurrent use.
 type pacer struct {
-	now    func() time.Time
-	sleep  func(context.Context, time.Duration) error
-	local  *localPace
-	fleet  Fleet  // nil when there is none
-	member string // this transport's name among the fleet's members
-	logger *slog.Logger
-	waited *atomic.Int64 // Stats.Waited, in nanoseconds
-	// waiting is Stats.Waiting: the requests waiting for their slot.
-	waiting *atomic.Int64
+	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
+	local   Pace  // the process's own
+	fleet   Fleet // nil without one
+	member  string
+	logger  *slog.Logger
+	waited  *atomic.Int64 // Stats.Waited, in nanoseconds
+	waiting *atomic.Int64 // Stats.Waiting
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
 
-	// pauses shares one read of an origin's stored pause between the
-	// unpaced requests that ask at once.
-	pauses singleflight.Group
-
-	// members is how many members the store last said pace an origin,
-	// whichever: the count for origins this process has no count of.
+	lines  table[*line]
+	pauses singleflight.Group // one read of a stored pause at a time
+	// members is the member count the store last gave, for any origin;
+	// down, that its last answer was a failure; epochs numbers the epoch
+	// tokens offered; late is how long (ns) store answers lately took to
+	// be in hand, which store slots are spread by.
 	members atomic.Int64
-	// down reports that the store's last answer was a failure: until it
-	// answers again, slots are estimated as the process paces alone.
-	down atomic.Bool
-	// epochs numbers the epoch tokens this process offers a store.
-	epochs atomic.Uint64
-	// late is how long, in nanoseconds, this process lately took from
-	// asking the store for a slot to having its answer in hand: the
-	// spread its store slots are reserved with.
-	late atomic.Int64
+	down    atomic.Bool
+	epochs  atomic.Uint64
+	late    atomic.Int64
 }
 
-// maxTries bounds how many answers in a row a request takes from a Pace
-// that neither reserve its slot nor name a later one: a store that
-// answers in the wrong unit must fail the request, not spin.
+// maxTries bounds the answers in a row a request takes from a Pace that
+// neither reserves its slot nor names a later one: a store answering in
+// the wrong unit fails the request rather than spin.
 const maxTries = 8
 
-// minSpread is the least spread of a store slot: the time from asking
-// for it to handing the request on that needs no measuring.
+// minSpread is the least spread of a store slot: time from asking for it
+// to handing the request on that needs no measuring.
 const minSpread = 500 * time.Microsecond
 
-// init readies p to hold the schedules of c.maxOrigins origins, four
-// times over, and to share the pace in fleet when it is not nil.
-func (p *pacer) init(c *config, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, waited, waiting *atomic.Int64) {
+// init readies p to pace on local, and on fleet when it is not nil.
+func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, waited, waiting *atomic.Int64) {
 	p.now, p.sleep, p.logger, p.waited, p.waiting = now, sleep, c.logger, waited, waiting
 	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
-	p.fleet = fleet
+	p.local, p.fleet = local, fleet
 	p.member = rand.Text()
 	p.members.Store(1)
-	p.local = newLocalPace(4*c.maxOrigins, now)
+	p.lines.init(4*c.maxOrigins, now, func(key OriginKey) *line { return &line{key: key} })
 }
 
-// scheduleOf returns o's schedule. The origin keeps a pointer to it, so
-// the table is searched once per origin held, not once per request.
-func (p *pacer) scheduleOf(o *origin) *schedule {
-	if s := o.sched.Load(); s != nil {
-		return s
+// lineOf returns key's line, kept in at so that the table is searched
+// once per origin held, not once per request.
+func (p *pacer) lineOf(key OriginKey, at *atomic.Pointer[line]) *line {
+	if l := at.Load(); l != nil {
+		return l
 	}
-	s := p.local.schedule(o.key)
-	if !o.sched.CompareAndSwap(nil, s) {
-		s = o.sched.Load()
+	l := p.lines.get(key)
+	if !at.CompareAndSwap(nil, l) {
+		l = at.Load()
 	}
-	return s
+	return l
 }
 
 // delayFor returns the least time between two requests to an origin whose
@@ -105,49 +97,38 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 	return d
 }
 
-// wait holds a request to o until its politeness slot: no sooner than
-// delay after the origin's previous request was handed on, not during a
-// pause, and after every request of the process that came to wait
-// before it. now is the time of the request, on the injected clock; the
-// waiting itself is Options.Sleep. The head of the line, once its slot
-// comes, calls recheck (nil: none) with the time, which may renew the
-// robots state that a long wait outlasted and returns the delay that
-// then holds, and only then takes its slot, at the moment it is handed
-// on.
-//
-// A request whose slot lies past its context's deadline, less a tenth
-// of the time left for the request itself, fails at once, holding no
-// slot, with a *SlotError; one whose context ends returns its error,
-// and the ones behind it move up. waited is false when the request may
-// go at once, so that the caller's now still holds.
-func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (_ *ticket, err error) {
-	s := p.scheduleOf(o)
-	if delay <= 0 && !s.paused().After(now) && (p.fleet == nil || !p.paused(ctx, s, now).After(now)) {
+// wait holds a request to l's origin, made at now, until its slot: delay
+// after the previous send, not in a pause, after every request of the
+// process that came before it. The head, once its slot comes, calls
+// recheck (if any), which may renew a robots state the wait outlasted and
+// returns the delay then in force, and only then takes the slot. A slot
+// past the context's deadline less a tenth of the time left fails at
+// once with a *SlotError, holding nothing; a waiter whose context ends
+// leaves, and the ones behind it move up.
+func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (_ *ticket, err error) {
+	if delay <= 0 && !p.paused(ctx, l, now).After(now) {
 		// Nothing to space requests by: no slot to take, no lock.
 		return nil, nil
 	}
 	lim, left := limit(ctx, now)
-	w := s.line.join()
+	w := l.join()
 	start, waited := now, false
 	defer func() {
 		if waited {
 			p.waited.Add(int64(max(p.now().Sub(start), 0)))
 		}
 		if err != nil {
-			s.line.leave(w)
+			l.leave(w)
 		}
 	}()
-	// atLeast is the spread a store slot is asked again with after an
-	// answer came past its own: the lateness it measured, twice.
-	var atLeast time.Duration
+	var atLeast time.Duration // the spread asked again with after a late answer
 	for tries := 0; ; {
-		ahead := s.line.ahead(w)
-		at := p.estimate(s, delay, now).Add(time.Duration(ahead) * delay)
+		ahead := l.ahead(w)
+		at := p.estimate(ctx, l, delay, now, p.down.Load()).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
-			return nil, &SlotError{Origin: string(s.key), At: at, Left: left, wait: at.Sub(now)}
+			return nil, &SlotError{Origin: string(l.key), At: at, Left: left, wait: at.Sub(now)}
 		}
-		// Slots are to the microsecond: one that rounds up past now is
-		// free now.
+		// Slots are to the microsecond: one rounding up past now is free.
 		if ahead > 0 || at.After(slotTime(now)) {
 			waited = true
 			if err := p.sleepIn(ctx, w, ahead == 0, at.Sub(now)); err != nil {
@@ -166,166 +147,172 @@ func (p *pacer) wait(ctx context.Context, o *origin, delay time.Duration, now ti
 				continue
 			}
 		}
-		tk, next, err := p.take(ctx, s, delay, now, atLeast)
-		if err == nil && tk.store {
-			if late, tooLate := p.tooLateFor(ctx, tk); tooLate {
-				// The answer came past the slot's spread: the delay
-				// would not hold from the send. Given back, and asked
-				// again with a spread the lateness measured fits in,
-				// half the delay or not, so that a store that answers
-				// slowly still gets the request sent.
-				atLeast = 2 * late
-				now = p.now()
-				continue
-			}
-		}
+		tk, next, err := p.take(ctx, l, delay, now, &atLeast)
 		if err != nil {
 			return nil, err
 		}
-		if tk.s != nil {
+		if tk.l != nil {
 			tk.w = w
 			return &tk, nil
 		}
 		if now = p.now(); next.After(now) {
 			tries = 0
-			s.line.heard(next)
 			continue
 		}
 		if tries++; tries >= maxTries {
-			return nil, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", s.key, maxTries)
+			return nil, fmt.Errorf("robots: no usable politeness slot for %s after %d tries: the store names no slot it would reserve", l.key, maxTries)
 		}
 	}
 }
 
-// ticket is a request's taken slot, from wait to the moment it is
-// handed on (handOn); an unpaced request has none.
+// ticket is a request's slot, from wait to handOn; unpaced, none.
 type ticket struct {
-	s      *schedule
-	w      *waiter
-	at     time.Time
-	delay  time.Duration
-	spread time.Duration // the store slot's
-	store  bool          // at is a store slot
+	l *line
+	w *waiter
 }
 
-// spread returns the spread to reserve a store slot of delay with: twice
-// the lateness lately measured, at least minSpread, at most half the
-// delay, so that one late answer does not slow the origin's pace for
-// long; a slot asked again after a late answer takes atLeast.
-func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
-	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread, atLeast)
-}
-
-// tooLateFor measures how late tk, a store slot just taken, is in hand,
-// and reports whether that is past its spread, giving it back then.
-// Either way the lateness seen goes into the next spread.
-func (p *pacer) tooLateFor(ctx context.Context, tk ticket) (time.Duration, bool) {
-	late := max(p.now().Sub(tk.at), 0)
-	old := time.Duration(p.late.Load())
-	p.late.Store(int64(max(late, old-old/8)))
-	if late <= tk.spread {
-		return late, false
+// estimate returns when l's next slot is due as the process knows it,
+// asking its own Pace: delay after its last send and its last store
+// slot, not in a pause, not before the store last said; while the store
+// is down (down), as alone makes it.
+func (p *pacer) estimate(ctx context.Context, l *line, delay time.Duration, now time.Time, down bool) time.Time {
+	l.mu.Lock()
+	l.delay = delay
+	req := SlotRequest{Now: now, Interval: delay, NotBefore: latest(l.pausedAt(), l.next), Held: l.sentAt()}
+	if !l.last.IsZero() {
+		req.NotBefore = latest(req.NotBefore, l.last.Add(delay))
 	}
-	p.cancel(ctx, tk.s.key, tk.at.Add(tk.spread), tk.delay+tk.spread)
-	return late, true
+	if p.fleet != nil && down {
+		p.alone(l, &req)
+	}
+	l.mu.Unlock()
+	at, _ := p.local.NextSlot(ctx, l.key, req)
+	return at
 }
 
-// estimate returns when o's next slot is due as the process knows it,
-// asking nothing: an interval after the last slot it sent in, not
-// during a pause, not before the store last said; while the store is
-// unavailable, at the delay times the members last seen, and the members'
-// slots since the process's last one in the store.
-func (p *pacer) estimate(s *schedule, delay time.Duration, now time.Time) time.Time {
-	req := SlotRequest{Now: now, Interval: delay, NotBefore: s.line.storeNext()}
-	if last := s.line.lastStore(); !last.IsZero() {
-		// A store slot lasts its spread: the store's next follows that.
-		req.NotBefore = latest(req.NotBefore, last.Add(delay))
+// alone makes req that of a member pacing without the store: a slot for
+// itself and for each other member last counted on the origin (or on any
+// origin), none of whom it can tell, and that many delays after its last
+// store slot, since the others may have taken the ones between. l.mu is
+// held.
+func (p *pacer) alone(l *line, req *SlotRequest) {
+	n := l.members
+	if n <= 0 {
+		n = int(p.members.Load())
 	}
-	if p.fleet != nil && p.down.Load() {
-		n := s.line.outageMembers(int(p.members.Load()))
-		req.Interval = time.Duration(n) * delay
-		req.NotBefore = latest(req.NotBefore, s.line.aloneAfter(n, delay))
+	n = max(n, 1)
+	if !l.last.IsZero() {
+		req.NotBefore = latest(req.NotBefore, l.last.Add(time.Duration(n)*req.Interval))
 	}
-	return s.next(req)
+	req.Interval *= time.Duration(n)
+	req.Member, req.Spread, req.Epoch = "", 0, ""
 }
 
-// take takes the head's slot at now through the Pace, if it is free:
-// the Fleet's, or while it does not answer (and with none) the
-// process's own, a store slot lasting at least atLeast past it. The
-// ticket is the slot taken, to be handed on at once; none is taken when
-// the Pace names next as the time the slot is free.
-func (p *pacer) take(ctx context.Context, s *schedule, delay time.Duration, now time.Time, atLeast time.Duration) (tk ticket, next time.Time, err error) {
+// take takes the head's slot at now, if free, through the Fleet (a slot
+// spread at least *atLeast) or, without one or while it fails, the
+// process's own Pace. With no ticket, next is when the Pace said the
+// slot is free.
+func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time.Time, atLeast *time.Duration) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
-	// The process's own pace counts no members: it has only itself.
-	req := SlotRequest{Now: now, NotBefore: s.paused(), Interval: delay, Limit: now}
+	req := SlotRequest{Now: now, NotBefore: l.pausedAt(), Interval: delay, Limit: now, Held: l.sentAt()}
 	if p.fleet != nil {
-		// The store knows every member's slots but may have lost them:
-		// Held is the one it must not lose, this process's last.
-		req.Member, req.Held, req.Epoch, req.Spread = p.member, s.lastSlot(), p.epochToken(), p.spread(delay, atLeast)
-		slot, err := p.fleet.ReserveSlot(ctx, s.key, req)
+		req.Member, req.Epoch, req.Spread = p.member, p.epochToken(), p.spread(delay, *atLeast)
+		slot, err := p.fleet.ReserveSlot(ctx, l.key, req)
 		if err == nil {
 			p.down.Store(false)
-			p.sawMembers(slot.Members)
-			s.line.confirm(slot, s.key, p.logger)
+			p.heard(l, slot)
 			if !slot.Reserved {
+				l.mu.Lock()
+				l.next = latest(l.next, slot.At)
+				l.mu.Unlock()
 				return ticket{}, slot.At, nil
 			}
 			if slot.At.After(req.Limit) || ctx.Err() != nil {
-				// Reserved later than asked, or no longer wanted: not a
-				// slot to send in now.
-				p.cancel(ctx, s.key, slot.At.Add(req.Spread), delay+req.Spread)
+				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
 				return ticket{}, time.Time{}, ctx.Err()
 			}
-			s.line.tookStore(slot.At.Add(req.Spread))
-			return ticket{s: s, at: slot.At, delay: delay, spread: req.Spread, store: true}, slot.At, nil
+			l.mu.Lock()
+			l.last = latest(l.last, slot.At.Add(req.Spread))
+			l.mu.Unlock()
+			late := max(p.now().Sub(slot.At), 0)
+			old := time.Duration(p.late.Load())
+			p.late.Store(int64(max(late, old-old/8)))
+			if late > req.Spread {
+				// In hand too late for the delay to hold from the send:
+				// given back, and asked again with a spread the lateness
+				// fits in, past half the delay if need be, so that a slow
+				// store still gets the request sent.
+				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
+				*atLeast = 2 * late
+				return ticket{}, slot.At, nil
+			}
+			return ticket{l: l}, slot.At, nil
 		}
 		if callerGaveUp(ctx) {
 			return ticket{}, time.Time{}, ctx.Err()
 		}
 		p.down.Store(true)
-		// Every paced request of an outage comes here; the store logs
-		// the outage itself at a limited rate.
-		p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", s.key, "error", err)
-		// The store call took time: the slot counts from now.
-		now = slotTime(p.now())
-		n := s.line.outageMembers(int(p.members.Load()))
-		req = SlotRequest{Now: now, Limit: now, Interval: time.Duration(n) * delay,
-			NotBefore: latest(s.paused(), s.line.aloneAfter(n, delay))}
+		// The store logs its outage itself, at a limited rate.
+		p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", l.key, "error", err)
+		req.Now = slotTime(p.now())
+		req.Limit = req.Now
+		l.mu.Lock()
+		p.alone(l, &req)
+		l.mu.Unlock()
 	}
-	slot := s.reserve(req)
-	if !slot.Reserved {
-		return ticket{}, slot.At, nil
+	slot, err := p.local.ReserveSlot(ctx, l.key, req)
+	if err != nil || !slot.Reserved {
+		return ticket{}, slot.At, err
 	}
-	return ticket{s: s, at: slot.At, delay: delay}, slot.At, nil
+	return ticket{l: l}, slot.At, nil
 }
 
-// handOn lets tk's request go now, read as the last thing before it is
-// handed to the base: the line moves up and the origin's last slot is
-// raised to the send, so the next counts from the real send. (A store
-// slot lasts its spread past the slot, which the send came within.)
+// heard keeps the member count and epoch of the store's answer; a new
+// epoch means the store lost the pace and has it again from Held.
+func (p *pacer) heard(l *line, slot Slot) {
+	if slot.Members > 0 {
+		p.members.Store(int64(slot.Members))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slot.Members > 0 {
+		l.members = slot.Members
+	}
+	if l.epoch != "" && slot.Epoch != l.epoch {
+		p.logger.Info("robots: store lost the origin's pace; its last slot is this process's last send", "origin", l.key)
+	}
+	l.epoch = slot.Epoch
+}
+
+// spread returns a store slot's spread: twice the lateness lately
+// measured, within minSpread and half the delay, or atLeast.
+func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
+	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread, atLeast)
+}
+
+// handOn lets tk's request go, the last thing before the base: the line
+// moves up, then the send is recorded, lock-free so that nothing between
+// the clock and the send waits for the next head; the next slot counts
+// from it.
 func (p *pacer) handOn(tk *ticket) {
 	if tk == nil {
 		return
 	}
-	// The line moves up first, and the clock is read as close to the
-	// base as can be: the send is recorded without the schedule's lock,
-	// so that nothing between the reading and the send can wait for the
-	// next head reading the schedule, or yield to it.
-	tk.s.line.leave(tk.w)
-	tk.s.sent(p.now)
+	tk.l.leave(tk.w)
+	at := slotTime(p.now()).UnixNano()
+	for cur := tk.l.sent.Load(); at > cur && !tk.l.sent.CompareAndSwap(cur, at); cur = tk.l.sent.Load() {
+	}
 }
 
-// cancel gives the store's slot at back; it is only wasted if it cannot
-// be.
+// cancel gives the store's slot at back, wasted only if it cannot be.
 func (p *pacer) cancel(ctx context.Context, key OriginKey, at time.Time, delay time.Duration) {
 	if err := p.fleet.CancelSlot(context.WithoutCancel(ctx), key, at, delay); err != nil {
 		p.logger.Warn("robots: store cannot give a slot back", "origin", key, "error", err)
 	}
 }
 
-// sleepIn sleeps w for d when it is the line's head, or until it is
-// woken when it is not: by the line moving, or a pause. A wake ends the
-// head's sleep early too. It returns ctx's error when ctx ends.
+// sleepIn sleeps the head w for d, another waiter until woken (the line
+// moved, or a pause); a wake ends the head's sleep too.
 func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Duration) error {
 	p.waiting.Add(1)
 	defer p.waiting.Add(-1)
@@ -352,59 +339,39 @@ func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Durati
 	return nil
 }
 
-// epochToken returns a token for a store that has no epoch to take as
-// its own: unique per call, so that a store restarted empty never takes
-// the epoch it had before.
+// epochToken returns a new epoch for a store without one, unique per
+// call so that a store restarted empty never takes its old one.
 func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
-// sawMembers keeps the count of members the store gave, for origins
-// without a count.
-func (p *pacer) sawMembers(n int) {
-	if n > 0 {
-		p.members.Store(int64(n))
+// paused returns the end of l's pause: the process's own, and the one any
+// member stored, read once for the requests that ask meanwhile.
+func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
+	if p.fleet == nil || l.pausedAt().After(now) {
+		return l.pausedAt()
 	}
-}
-
-// paused returns the end of o's pause as of now: the process's own, and
-// with a fleet the one any member stored, read in one round trip shared
-// by the unpaced requests that ask while it is under way. A store that
-// fails leaves the process's own.
-func (p *pacer) paused(ctx context.Context, s *schedule, now time.Time) time.Time {
-	if p.fleet == nil || s.paused().After(now) {
-		return s.paused()
-	}
-	ch := p.pauses.DoChan(string(s.key), func() (any, error) {
-		// Shared, so not cut short by the first asker's context; the
-		// store bounds the call, and each asker stops waiting for it
-		// when its own context ends.
-		return p.fleet.NextSlot(context.WithoutCancel(ctx), s.key, SlotRequest{Member: p.member, Now: now})
+	ch := p.pauses.DoChan(string(l.key), func() (any, error) {
+		// Shared: each asker stops waiting when its context ends.
+		return p.fleet.NextSlot(context.WithoutCancel(ctx), l.key, SlotRequest{Member: p.member, Now: now})
 	})
-	var res singleflight.Result
 	select {
-	case res = <-ch:
+	case res := <-ch:
+		if res.Err != nil {
+			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", res.Err)
+		} else if until := res.Val.(time.Time); until.After(now) {
+			l.pauseUntil(until)
+		}
 	case <-ctx.Done():
-		return s.paused()
 	}
-	v, err := res.Val, res.Err
-	if err != nil {
-		p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", s.key, "error", err)
-		return s.paused()
-	}
-	if until := v.(time.Time); until.After(now) && s.pauseUntil(until) {
-		s.line.wakeAll()
-	}
-	return s.paused()
+	return l.pausedAt()
 }
 
-// pause stops requests to o for as long as a 429 or 503 response's
-// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff.
-// The pause is kept in o's schedule, waking its line to wait for it, and
-// in the store for every member: each takes its slot through the store
-// when it is handed on, so the pause holds back even a member asleep
-// toward its slot since before it.
-func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
+// pause stops requests to l's origin as long as a 429 or 503 response's
+// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff:
+// in l, waking its waiters, and in the store, which every member takes
+// its slot through, so that it holds back a member already asleep.
+func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 		return
 	}
@@ -413,46 +380,35 @@ func (p *pacer) pause(ctx context.Context, o *origin, resp *http.Response) {
 	if d <= 0 {
 		return
 	}
-	s := p.scheduleOf(o)
 	until := now.Add(d)
-	if s.pauseUntil(until) {
-		s.line.wakeAll()
-	}
+	l.pauseUntil(until)
 	if p.fleet != nil {
-		if err := p.fleet.Pause(context.WithoutCancel(ctx), s.key, until); err != nil {
-			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", s.key, "error", err)
+		if err := p.fleet.Pause(context.WithoutCancel(ctx), l.key, until); err != nil {
+			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", l.key, "error", err)
 		}
 	}
-	p.logger.Info("robots: origin paused", "origin", s.key, "status", resp.StatusCode, "until", until)
+	p.logger.Info("robots: origin paused", "origin", l.key, "status", resp.StatusCode, "until", until)
 }
 
-// nextFree returns o's next free slot for a request of delay at now,
-// reserving nothing: the later of the process's own estimate (its last
-// slot, a pause, the members last seen while the store is down), the
-// store's answer when there is a fleet and it answers, and a delay for
-// each request of the process already waiting.
-func (p *pacer) nextFree(ctx context.Context, o *origin, delay time.Duration, now time.Time) time.Time {
-	s := p.scheduleOf(o)
-	at := p.estimate(s, delay, now)
+// nextFree returns l's next free slot for delay, reserving nothing: the
+// later of the estimate and the store's answer, a delay for each waiter.
+func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now time.Time) time.Time {
+	at := p.estimate(ctx, l, delay, now, p.down.Load())
 	if p.fleet != nil && !p.down.Load() {
-		req := SlotRequest{Now: now, Interval: delay, NotBefore: s.paused(), Held: s.lastSlot()}
-		if stored, err := p.fleet.NextSlot(ctx, s.key, req); err == nil {
+		req := SlotRequest{Now: now, Interval: delay, NotBefore: l.pausedAt(), Held: l.sentAt()}
+		if stored, err := p.fleet.NextSlot(ctx, l.key, req); err == nil {
 			at = latest(at, stored)
 		} else if !callerGaveUp(ctx) {
-			p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", s.key, "error", err)
-			n := s.line.outageMembers(int(p.members.Load()))
-			at = latest(at, s.next(SlotRequest{Now: now, Interval: time.Duration(n) * delay, NotBefore: s.line.aloneAfter(n, delay)}))
+			p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", l.key, "error", err)
+			at = latest(at, p.estimate(ctx, l, delay, now, true))
 		}
 	}
-	return at.Add(time.Duration(s.line.len()) * max(delay, 0))
+	return at.Add(time.Duration(l.n.Load()) * max(delay, 0))
 }
 
-// limit returns the latest slot a request of ctx can use, read at now on
-// the injected clock, and the time left before its deadline; the zero
-// time when ctx has none. A wait may take all but a tenth of the time
-// left, the margin the request itself is given to be sent and answered
-// (rate.Limiter.Wait checks the same way, without a margin). Deadlines
-// are real time: only the distance is carried onto the injected clock.
+// limit returns the latest slot a request of ctx can use as of now, and
+// the time left before its deadline (none: zero): all but a tenth, the
+// request's own margin. Only the distance is carried onto the clock.
 func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -461,3 +417,113 @@ func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
 	left := time.Until(deadline)
 	return now.Add(left - left/10), left
 }
+
+// line is one origin's waiters in arrival order, with what the process
+// knows of its pace: the last send, a pause, and the store's last word.
+// It is safe for concurrent use.
+type line struct {
+	key OriginKey
+	// Lock-free: len(waiters), and UnixNano times (0: none).
+	n            atomic.Int32
+	paused, sent atomic.Int64
+
+	mu      sync.Mutex // protects the fields below
+	waiters []*waiter
+	// next is when the store last said the origin is free, last the end
+	// of this process's last store slot, members and epoch the store's
+	// last (0, "": unsaid), delay the one last paced by.
+	next, last time.Time
+	members    int
+	epoch      string
+	delay      time.Duration
+}
+
+// waiter is one request in a line, woken when the line moves.
+type waiter struct{ wake chan struct{} }
+
+// join puts a new waiter at the end of the line.
+func (l *line) join() *waiter {
+	w := &waiter{wake: make(chan struct{}, 1)}
+	l.mu.Lock()
+	l.waiters = append(l.waiters, w)
+	l.n.Store(int32(len(l.waiters)))
+	l.mu.Unlock()
+	return w
+}
+
+// leave takes w out of the line, waking the ones behind it.
+func (l *line) leave(w *waiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(l.waiters, w); i >= 0 {
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+		l.n.Store(int32(len(l.waiters)))
+		l.wake(i)
+	}
+}
+
+// ahead returns how many waiters are ahead of w.
+func (l *line) ahead(w *waiter) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return max(slices.Index(l.waiters, w), 0)
+}
+
+// wake wakes the waiters from the i-th on. l.mu is held.
+func (l *line) wake(i int) {
+	for _, w := range l.waiters[i:] {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pauseUntil lengthens the pause to until, waking every waiter; it never
+// shortens one.
+func (l *line) pauseUntil(until time.Time) {
+	for cur := l.paused.Load(); until.UnixNano() > cur; cur = l.paused.Load() {
+		if l.paused.CompareAndSwap(cur, until.UnixNano()) {
+			l.mu.Lock()
+			l.wake(0)
+			l.mu.Unlock()
+			return
+		}
+	}
+}
+
+// pausedAt returns the end of the pause, the zero time for none.
+func (l *line) pausedAt() time.Time { return unixTime(l.paused.Load()) }
+
+// sentAt returns the time of the last send, the zero time before one.
+func (l *line) sentAt() time.Time { return unixTime(l.sent.Load()) }
+
+// busy reports whether l holds anything back at now.
+func (l *line) busy(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	alone := time.Duration(max(l.members, 1)) * l.delay
+	return len(l.waiters) > 0 || latest(l.pausedAt(), l.next, l.last.Add(alone), l.sentAt().Add(l.delay)).After(now)
+}
+
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// latest returns the latest of times.
+func latest(times ...time.Time) time.Time {
+	var t time.Time
+	for _, u := range times {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
+}
+
+// slotTime rounds a slot to the microsecond, as a store keeps it and
+// off a Limiter's floating-point nanoseconds.
+func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }

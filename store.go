@@ -20,8 +20,8 @@ import (
 // record per origin (per user agent when the robots.txt varies by it),
 // through a Fleet's Load and Swap when the Cache is one (and then takes
 // the fleet's fetch lease), or else its Get and Set. It moves records and
-// their bytes and never parses a body: the renewal parses the one it keeps
-// (cache.go). It contains the Cache: a record it cannot read is missing, a
+// their bytes, and never parses a body nor merges two records: the
+// renewal does both (cache.go). It contains the Cache: a record it cannot read is missing, a
 // panic of a method is recovered and logged and costs only that call, and
 // an error of the Fleet falls back to this process's own fetch. It is safe
 // for concurrent use when the Cache is.
@@ -39,8 +39,8 @@ type store struct {
 	sleep        func(context.Context, time.Duration) error
 }
 
-// swapTries is how many times a save re-reads and merges when another
-// writer swapped the record first.
+// swapTries is how many times a save re-reads, and the renewal merges,
+// when another writer swapped the record first.
 const swapTries = 4
 
 // Lease polling: the first wait for another process's fetch, and the
@@ -90,6 +90,7 @@ type storedRecord struct {
 	rec record
 	raw []byte // the bytes stored, nil when none
 	ok  bool   // rec was read from them
+	pk  string // the plain Cache key read, "" in a Fleet
 	// newer reports bytes of a record written by a newer version, which
 	// are left in place for the transports that wrote them.
 	newer bool
@@ -114,84 +115,65 @@ func (s *store) getAt(ctx context.Context, key RecordKey, pk string) storedRecor
 		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(pk) })
 	}
 	if !found {
-		return storedRecord{}
+		return storedRecord{pk: pk}
 	}
 	rec, err := decodeRecord(raw)
 	switch {
 	case errors.Is(err, errNewerRecord):
-		return storedRecord{raw: raw, newer: true}
+		return storedRecord{raw: raw, newer: true, pk: pk}
 	case err != nil:
 		s.logger.Warn("robots: unreadable record ignored", "origin", key.Origin, "variant", key.Variant)
-		return storedRecord{raw: raw}
+		return storedRecord{raw: raw, pk: pk}
 	}
-	return storedRecord{rec: rec, raw: raw, ok: true}
+	return storedRecord{rec: rec, raw: raw, ok: true, pk: pk}
 }
 
-// save stores rec as origin's record, merged with what another transport
-// may have stored meanwhile, and returns the merged record, which may
-// keep the other writer's body instead of rec's. A record of a newer
-// version is left as it is: this transport keeps its own in memory only.
-func (s *store) save(ctx context.Context, origin OriginKey, rec record) record {
+// saveKey returns the key a record of origin like rec is saved under:
+// the plain one, or for a robots.txt that varies by User-Agent this
+// transport's variant, once the plain record says where to look (rec
+// without its bodies, so that the marker costs little). It reports false
+// when the plain key holds a record of a newer version, which is left as
+// it is: this transport then keeps its record in memory only.
+func (s *store) saveKey(ctx context.Context, origin OriginKey, rec record) (RecordKey, bool) {
 	key := RecordKey{Origin: origin}
-	if rec.Vary {
-		// The plain record only says where to look; it is the record
-		// without bodies, so a marker costs little.
-		marker := rec
-		marker.Body, marker.Good, marker.Size, marker.Truncated = nil, nil, 0, false
-		if marker.Outcome == Parsed {
-			marker.Outcome = Unavailable
-		}
-		if !s.write(ctx, key, func(storedRecord) record { return marker }) {
-			return rec
-		}
-		key.Variant = s.variant
+	if !rec.Vary {
+		return key, true
 	}
-	saved := rec
-	s.write(ctx, key, func(old storedRecord) record {
-		saved = old.mergedWith(rec)
-		return saved
-	})
-	return saved
-}
-
-// write stores what next makes of the record stored under key: by
-// compare-and-swap in a Fleet, re-reading when another writer
-// swapped first, or by a read and a write in a plain Cache. It reports
-// false, storing nothing, when the stored record is of a newer version.
-func (s *store) write(ctx context.Context, key RecordKey, next func(storedRecord) record) bool {
-	if s.fleet == nil {
-		pk := plainKey(key)
-		old := s.getAt(ctx, key, pk)
-		if old.newer {
-			return false
-		}
-		data := next(old).encode()
-		s.contain("Set", key.Origin, func() { s.cache.Set(pk, data) })
-		return true
+	marker := rec
+	marker.Body, marker.Good, marker.Size, marker.Truncated = nil, nil, 0, false
+	if marker.Outcome == Parsed {
+		marker.Outcome = Unavailable
 	}
 	for range swapTries {
 		old := s.get(ctx, key)
 		if old.newer {
-			return false
+			return key, false
 		}
-		stored, err := false, errors.New("robots: Swap panicked")
-		data := next(old).encode()
-		s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
-		if stored || err != nil {
-			// Stored, or the store is down: either way the record in
-			// memory is the one to go on with.
+		if s.put(ctx, key, old, marker) {
 			break
 		}
 	}
-	return true
+	return RecordKey{Origin: origin, Variant: s.variant}, true
 }
 
-// mergedWith returns rec merged with the record read, if one was.
-func (got storedRecord) mergedWith(rec record) record {
-	if got.ok {
-		return merge(got.rec, rec)
+// put stores rec under key in place of old, what a get of key read: by
+// compare-and-swap in a Fleet, or by a write in a plain Cache. It
+// reports false when another writer swapped first, so that the caller
+// reads again and merges; a store that fails counts as stored, since
+// the record in memory is then the one to go on with.
+func (s *store) put(ctx context.Context, key RecordKey, old storedRecord, rec record) bool {
+	data := rec.encode()
+	if s.fleet == nil {
+		pk := old.pk
+		if pk == "" {
+			pk = plainKey(key)
+		}
+		s.contain("Set", key.Origin, func() { s.cache.Set(pk, data) })
+		return true
 	}
-	return rec
+	stored, err := false, errors.New("robots: Swap panicked")
+	s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
+	return stored || err != nil
 }
 
 // contain runs call, a method op of the Cache for origin, recovering and

@@ -60,7 +60,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
 	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
-	t.pacer.init(&c, fleet, now, sleep, &t.stats.waited, &t.stats.waiting)
+	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats.waited, &t.stats.waiting)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -104,7 +104,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if o != nil {
-		t.pacer.pause(ctx, o, resp)
+		t.pacer.pause(ctx, t.pacer.lineOf(o.key, &o.line), resp)
 	}
 	return resp, nil
 }
@@ -160,7 +160,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, *tic
 	if err != nil {
 		return nil, nil, err
 	}
-	tk, err := t.pacer.wait(ctx, o, delay, now, decide)
+	tk, err := t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +234,7 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		}
 		delay = t.pacer.delayFor(agent)
 	}
-	return latest(retry, t.pacer.nextFree(ctx, o, delay, now)), nil
+	return latest(retry, t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)), nil
 }
 
 // Robots returns the robots state of rawURL's origin, fetching its
