@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -68,36 +69,41 @@ func refusalKind(e *DisallowedError) string {
 }
 
 // TestStatsWaiting checks that Stats.Waiting counts the requests asleep
-// until their politeness slot while they sleep, and none after.
+// until their politeness slot while they sleep, and none after, and that
+// Stats.Waited adds up the time they slept.
 func TestStatsWaiting(t *testing.T) {
-	s := newSite(t, serve(200, ""))
-	c := newClock()
-	tr := newTestTransport(t, c, Options{MinDelay: time.Second})
-	sleeps := newHeldSleeps(c)
-	tr.cfg.sleep = sleeps.sleep
-	if _, err := getWithin(t, tr, s.URL+"/first"); err != nil {
-		t.Fatal(err)
-	}
-	if n := tr.Stats().Waiting; n != 0 {
-		t.Fatalf("Waiting %d with nothing waiting, want 0", n)
-	}
-	done := make(chan error, 2)
-	for _, p := range []string{"/w1", "/w2"} {
-		go func() { done <- sendFrom(tr, s.URL+p) }()
-	}
-	waitFor(t, "both requests to wait for their slots", func() bool { return tr.Stats().Waiting == 2 })
-	close(sleeps.release)
-	for range 2 {
-		if err := recv(t, done, "a waiter's answer"); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second})
+		if _, err := bubbleGet(t, tr, "http://waits.example/first"); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if n := tr.Stats().Waiting; n != 0 {
-		t.Errorf("Waiting %d after the requests were sent, want 0", n)
-	}
-	if w := tr.Stats().Waited; w <= 0 {
-		t.Errorf("Waited %v, want the time the requests slept", w)
-	}
+		if n := tr.Stats().Waiting; n != 0 {
+			t.Fatalf("Waiting %d with nothing waiting, want 0", n)
+		}
+		done := make(chan error, 2)
+		for _, p := range []string{"/w1", "/w2"} {
+			go func() {
+				_, err := bubbleGet(t, tr, "http://waits.example"+p)
+				done <- err
+			}()
+		}
+		synctest.Wait()
+		if n := tr.Stats().Waiting; n != 2 {
+			t.Fatalf("Waiting %d with two requests asleep, want 2", n)
+		}
+		for range 2 {
+			if err := bubbleRecv(t, done, "a waiter's answer"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := tr.Stats().Waiting; n != 0 {
+			t.Errorf("Waiting %d after the requests were sent, want 0", n)
+		}
+		// One waited a second, the other two.
+		if w := tr.Stats().Waited; w != 3*time.Second {
+			t.Errorf("Waited %v, want 3s, the time the requests slept", w)
+		}
+	})
 }
 
 // TestStatsStoreErrors checks that Stats.StoreErrors counts the calls a

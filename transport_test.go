@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -176,57 +177,49 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // TestOriginsDoNotWaitOnEachOther checks that nothing is serialised across
 // origins: while one origin's robots.txt fetch hangs and another origin's
 // request waits for its politeness slot, requests to a third origin go
-// through.
+// through at once, on the bubble's clock.
 func TestOriginsDoNotWaitOnEachOther(t *testing.T) {
-	release, fetching := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	slow := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(fetching) })
-		hold(r, release)
-	})
-	defer close(release)
-	paced := newSite(t, serve(200, "User-agent: *\nCrawl-delay: 3600\n"))
-	free := newSite(t, serve(200, "User-agent: *\nDisallow: /private\n"))
-
-	clock := newClock()
-	slept := make(chan struct{})
-	tr := newTestTransport(t, clock, Options{})
-	// The paced origin's second request parks in Sleep until the test ends.
-	tr.cfg.sleep = func(ctx context.Context, d time.Duration) error {
-		close(slept)
-		holdCtx(ctx, nil)
-		return ctx.Err()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go tr.Check(ctx, slow.URL+"/x")
-	if _, err := get(t, tr, paced.URL+"/first"); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, paced.URL+"/second", nil)
-		tr.RoundTrip(req)
-	}()
-	recv(t, slept, "the paced origin's second request to wait")
-	recv(t, fetching, "the slow origin's robots.txt fetch to start")
-	done := make(chan error, 1)
-	go func() {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		sites := map[string]*fakeSite{
+			"slow.example":  newFakeSite(func(w http.ResponseWriter, r *http.Request) { <-release }),
+			"paced.example": newFakeSite(serve(200, "User-agent: *\nCrawl-delay: 3600\n")),
+			"free.example":  newFakeSite(serve(200, "User-agent: *\nDisallow: /private\n")),
+		}
+		base := rtFunc(func(r *http.Request) (*http.Response, error) { return sites[r.URL.Host].RoundTrip(r) })
+		tr := newBubbleTransport(base, Options{MaxCrawlDelay: 2 * time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		go tr.Check(ctx, "http://slow.example/x")
+		synctest.Wait()
+		if n := len(sites["slow.example"].robotsHits()); n != 1 {
+			t.Fatalf("slow origin's robots.txt asked %d times, want 1, hanging", n)
+		}
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://paced.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paced.example/second", nil)
+			tr.RoundTrip(req)
+		}()
+		synctest.Wait()
 		for i := range 100 {
-			if _, err := get(t, tr, free.URL+"/page/"+strconv.Itoa(i)); err != nil {
-				done <- err
-				return
+			if _, err := bubbleGet(t, tr, "http://free.example/page/"+strconv.Itoa(i)); err != nil {
+				t.Fatalf("request to a free origin: %v", err)
 			}
 		}
-		done <- nil
-	}()
-	// waitCeiling is a generous ceiling: only a lock shared between
-	// origins could hold 100 requests to a local server this long.
-	if err := recv(t, done, "100 requests to a free origin while the others wait"); err != nil {
-		t.Fatalf("request to a free origin: %v", err)
-	}
-	if got := free.pageHits.Load(); got != 100 {
-		t.Errorf("free origin served %d pages, want 100", got)
-	}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("a request to the paced origin and 100 to a free one took %v of the clock, want none: they waited on the other origins", waited)
+		}
+		if got := len(sites["free.example"].pageHits()); got != 100 {
+			t.Errorf("free origin served %d pages, want 100", got)
+		}
+		if got := len(sites["paced.example"].pageHits()); got != 1 {
+			t.Errorf("paced origin served %d pages, want 1: the second is held for its slot", got)
+		}
+		cancel()
+		close(release)
+	})
 }
 
 // hostRobots answers the robots.txt of victim.example, which disallows

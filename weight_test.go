@@ -64,15 +64,19 @@ func TestOriginWeightIsWhatItHolds(t *testing.T) {
 	if n := tr.Stats().Origins; n != origins {
 		t.Fatalf("%d origins held, want %d", n, origins)
 	}
-	var weight int64
-	for _, o := range tr.origins.table.All() {
-		weight += o.weight()
-	}
 	runtime.KeepAlive(tr)
-	perHeap, perWeight := float64(grown)/origins, float64(weight)/origins
-	t.Logf("an origin of a %d-byte robots.txt holds %.0f bytes of heap; weighed at %.0f", len(smallRobots("host1.example")), perHeap, perWeight)
-	if perWeight > perHeap*6/5 || perWeight < perHeap*4/5 {
-		t.Errorf("weighed at %.0f bytes, holds %.0f: want within a fifth", perWeight, perHeap)
+	perHeap := float64(grown) / origins
+	t.Logf("an origin of a %d-byte robots.txt holds %.0f bytes of heap", len(smallRobots("host1.example")), perHeap)
+	// A budget of held origins' heap: as many are held as it affords.
+	const afford = 2000
+	budgeted := NewTransport(smallSite, Options{Cache: nopCache{}, MaxOrigins: origins, MaxRobotsBytes: int64(afford * perHeap), Now: c.Now, Sleep: c.Sleep})
+	for i := range 2 * afford {
+		if err := budgeted.Check(ctx, fmt.Sprintf("http://host%d.example/page", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := budgeted.Stats().Origins; n > afford*6/5 || n < afford*4/5 {
+		t.Errorf("a budget of %d origins' heap holds %d: each is weighed at %.0f bytes, holding %.0f; want within a fifth", afford, n, perHeap*afford/float64(n), perHeap)
 	}
 }
 
