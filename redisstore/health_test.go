@@ -68,7 +68,9 @@ func TestCallerDeadline(t *testing.T) {
 	}
 	t.Run("the caller's deadline is no failure", func(t *testing.T) {
 		logs := &logBuffer{}
-		s := silentStore(t, redisstore.Options{Timeout: 2 * time.Second, Cooldown: time.Hour}, logs)
+		// A store Timeout of a minute: a call waiting for it, not for its
+		// caller, would pass any ceiling a paused machine might need.
+		s := silentStore(t, redisstore.Options{Timeout: time.Minute, Cooldown: time.Hour}, logs)
 		for i := range 20 {
 			c := calls[i%len(calls)]
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -78,8 +80,8 @@ func TestCallerDeadline(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redisstore.ErrUnavailable) {
 				t.Errorf("try %d, %s: err = %v; want the caller's DeadlineExceeded, not ErrUnavailable", i, c.name, err)
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("try %d, %s took %v; want about the caller's 50ms", i, c.name, d)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("try %d, %s took %v; want about the caller's 50ms, not the store's minute", i, c.name, d)
 			}
 		}
 		if st := s.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
@@ -110,12 +112,10 @@ func TestCallerDeadline(t *testing.T) {
 		if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "Redis unavailable") {
 			t.Errorf("log = %q; want the failure", got)
 		}
-		start := time.Now()
+		// Refused by the cooldown, not by Redis: the error says so, and
+		// Stats counts a fallback without a second error.
 		if err := calls[1].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !strings.Contains(err.Error(), "after a failure") {
 			t.Errorf("the next call: err = %v; want ErrUnavailable from the cooldown", err)
-		}
-		if d := time.Since(start); d > 50*time.Millisecond {
-			t.Errorf("the next call took %v; want it refused at once by the cooldown", d)
 		}
 		if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 2 {
 			t.Errorf("Stats after the next call = %+v; want 1 error, 2 fallbacks", st)
