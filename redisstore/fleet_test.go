@@ -550,11 +550,12 @@ func (m *pacedMember) RoundTrip(r *http.Request) (*http.Response, error) {
 func (m *pacedMember) run(ctx context.Context, t *testing.T, url string) {
 	for i := 0; ctx.Err() == nil; i++ {
 		granted := m.granted.Load()
-		// The members' fake clocks drift apart by hours (one paced alone
-		// thousands of times runs ahead), so a slot may lie hours away on
-		// another's: the deadline is far, but there is one, and ctx ends
-		// every request when the test stops.
-		rctx, cancel := context.WithTimeout(ctx, 24*time.Hour)
+		// The members' fake clocks drift apart by days (one paced alone
+		// tens of thousands of times in a slow machine's outage runs
+		// ahead, 3 s of its clock a request), so a slot may lie days away
+		// on another's: the deadline is far, but there is one, and ctx
+		// ends every request when the test stops.
+		rctx, cancel := context.WithTimeout(ctx, 365*24*time.Hour)
 		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, fmt.Sprintf("%s/%d", url, i), nil)
 		resp, err := m.tr.RoundTrip(req)
 		cancel()
