@@ -456,31 +456,6 @@ func sendFrom(tr http.RoundTripper, url string) error {
 	return err
 }
 
-// The helpers below serve the tests still on the injected clock
-// (Options.Now and Options.Sleep, internal/fakeclock), in stats_test.go;
-// the pacer's and the cache's run in synctest bubbles instead.
-
-// heldSleeps is an Options.Sleep that holds every wait until release is
-// closed (or the waiter's context ends), then moves c on by it.
-type heldSleeps struct {
-	c       *testClock
-	release chan struct{}
-}
-
-func newHeldSleeps(c *testClock) *heldSleeps {
-	return &heldSleeps{c: c, release: make(chan struct{})}
-}
-
-func (h *heldSleeps) sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-h.release:
-		h.c.Advance(d)
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // fleetStub is a fleet store in memory for one process: its slots follow
 // Fleet's contract, and while down is set each reservation fails
 // after taking lag on the clock, as a Redis call that times out.
