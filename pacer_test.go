@@ -1526,3 +1526,53 @@ func TestNextSlotCountsFromTheSend(t *testing.T) {
 		}
 	}
 }
+
+// pauselessFleet is a MemoryFleet that cannot keep a pause.
+type pauselessFleet struct{ *MemoryFleet }
+
+func (pauselessFleet) Pause(context.Context, OriginKey, time.Time) error {
+	return errors.New("pause refused")
+}
+
+// TestStorePauseFailureKeptLocally checks that a Retry-After the store
+// cannot keep is logged as such and still holds this process's next
+// request until it ends, and that one the store keeps logs no warning.
+func TestStorePauseFailureKeptLocally(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fleet Fleet
+		warn  bool
+	}{
+		{"kept by the store", NewMemoryFleet(), false},
+		{"refused by the store", pauselessFleet{NewMemoryFleet()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				site.setPages(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/busy" {
+						w.Header().Set("Retry-After", "60")
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				var mu sync.Mutex
+				var logs bytes.Buffer
+				logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+				tr := newBubbleTransport(site, Options{Fleet: tc.fleet, Logger: logger})
+				start := time.Now()
+				bubbleGet(t, tr, "http://site.example/busy")
+				if _, err := bubbleGet(t, tr, "http://site.example/next"); err != nil {
+					t.Fatal(err)
+				}
+				if d := site.hitOf(t, "http://site.example/next").at.Sub(start); d != time.Minute {
+					t.Errorf("the next request reached the site %v after the 429, want 1m, the pause's end", d)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if got := strings.Contains(logs.String(), "store cannot keep a pause"); got != tc.warn {
+					t.Errorf("warned of a pause the store cannot keep: %v, want %v; log:\n%s", got, tc.warn, logs.String())
+				}
+			})
+		})
+	}
+}
