@@ -126,17 +126,16 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // Load returns the robots record stored under key, and whether there is
 // one, in one round trip.
 func (s *Store) Load(ctx context.Context, key robots.RecordKey) ([]byte, bool, error) {
+	found := false
 	val, err := call(ctx, s, "load", func(ctx context.Context) ([]byte, error) {
 		v, err := s.client.Get(ctx, s.recordKey(key)).Bytes()
 		if err == redis.Nil {
 			return nil, nil
 		}
-		if err == nil && v == nil {
-			v = []byte{}
-		}
+		found = err == nil
 		return v, err
 	})
-	return val, val != nil, err
+	return val, found && err == nil, err
 }
 
 // A Store is a robots.Fleet, checked where the Store is built.
