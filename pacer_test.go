@@ -1576,3 +1576,41 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 		})
 	}
 }
+
+// TestPauseEndKeepsArrivalOrder checks that the requests a pause held go
+// in the order they came when it ends, even unspaced (MinDelay -1):
+// only the line's head takes its slot, the others wait their turn.
+func TestPauseEndKeepsArrivalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				w.Header().Set("Retry-After", "60")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := newBubbleTransport(site, Options{})
+		bubbleGet(t, tr, "http://site.example/busy")
+		const waiters = 8
+		done := make(chan error, waiters)
+		for i := range waiters {
+			go func() {
+				_, err := bubbleGet(t, tr, fmt.Sprintf("http://site.example/%d", i))
+				done <- err
+			}()
+			// Each joins the line before the next comes.
+			synctest.Wait()
+		}
+		for range waiters {
+			if err := bubbleRecv(t, done, "a held request's answer"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hits := site.pageHits()[1:]
+		for i, h := range hits {
+			if want := fmt.Sprintf("http://site.example/%d", i); h.url != want {
+				t.Fatalf("request %d to reach the site after the pause was %s, want %s: not in arrival order", i, h.url, want)
+			}
+		}
+	})
+}
