@@ -418,6 +418,11 @@ func (f *watchedFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotR
 }
 
 func (f *watchedFleet) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
+	// As a store over the network does, a call whose context has ended
+	// does not reach it.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	f.cancels = append(f.cancels, givenBack{at, interval})
 	f.mu.Unlock()
