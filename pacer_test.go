@@ -1619,3 +1619,50 @@ func TestPauseEndKeepsArrivalOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestShorterRetryAfterKeepsThePause checks that a Retry-After shorter
+// than the pause already running never shortens it: two answers in
+// flight at once, the first asking an hour and the second a minute, hold
+// the next request for the hour.
+func TestShorterRetryAfterKeepsThePause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long, short := make(chan struct{}), make(chan struct{})
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/long":
+				<-long
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(http.StatusTooManyRequests)
+			case "/short":
+				<-short
+				w.Header().Set("Retry-After", "60")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := newBubbleTransport(site, Options{})
+		done := make(chan error, 2)
+		for _, p := range []string{"/long", "/short"} {
+			go func() {
+				_, err := bubbleGet(t, tr, "http://site.example"+p)
+				done <- err
+			}()
+		}
+		synctest.Wait()
+		start := time.Now()
+		close(long)
+		synctest.Wait()
+		close(short)
+		for range 2 {
+			if err := bubbleRecv(t, done, "a 429"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := bubbleGet(t, tr, "http://site.example/next"); err != nil {
+			t.Fatal(err)
+		}
+		if d := site.hitOf(t, "http://site.example/next").at.Sub(start); d != time.Hour {
+			t.Errorf("the next request reached the site %v after the pauses, want 1h: a shorter Retry-After cut the pause", d)
+		}
+	})
+}
