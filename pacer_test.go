@@ -1554,12 +1554,7 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				site := newFakeSite(nil)
-				site.setPages(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path == "/busy" {
-						w.Header().Set("Retry-After", "60")
-						w.WriteHeader(http.StatusTooManyRequests)
-					}
-				})
+				site.setPages(pausing)
 				var mu sync.Mutex
 				var logs bytes.Buffer
 				logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
@@ -1569,8 +1564,8 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 				if _, err := bubbleGet(t, tr, "http://site.example/next"); err != nil {
 					t.Fatal(err)
 				}
-				if d := site.hitOf(t, "http://site.example/next").at.Sub(start); d != time.Minute {
-					t.Errorf("the next request reached the site %v after the 429, want 1m, the pause's end", d)
+				if d := site.hitOf(t, "http://site.example/next").at.Sub(start); d != time.Hour {
+					t.Errorf("the next request reached the site %v after the 429, want 1h, the pause's end", d)
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -1588,12 +1583,7 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 func TestPauseEndKeepsArrivalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
-		site.setPages(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/busy" {
-				w.Header().Set("Retry-After", "60")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		site.setPages(pausing)
 		tr := newBubbleTransport(site, Options{})
 		bubbleGet(t, tr, "http://site.example/busy")
 		const waiters = 8
