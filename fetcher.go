@@ -101,12 +101,13 @@ func (r fetchResult) class() string {
 type validators struct{ etag, lastModified string }
 
 // fetch gets the robots.txt at robotsURL, sending host as its Host
-// header when it is not "" (a Host override). The fetch runs detached
-// from ctx's cancellation, bounded by the fetcher's timeout, in the
-// caller's goroutine, whose stack has grown already: only each hop's
-// call of the base runs in a goroutine of its own (see exchange).
+// header when it is not "" (a Host override), bounded by the fetcher's
+// timeout. ctx is the renewal's, already detached from the callers'
+// cancellation. The fetch runs in the caller's goroutine, whose stack
+// has grown already: only each hop's call of the base runs in a
+// goroutine of its own (see exchange).
 func (f *fetcher) fetch(ctx context.Context, robotsURL *url.URL, host string, v validators) fetchResult {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	return f.fetchHops(ctx, robotsURL, host, v)
 }
