@@ -105,13 +105,18 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 // past the context's deadline less a tenth of the time left fails at
 // once with a *SlotError, holding nothing; a waiter whose context ends
 // leaves, and the ones behind it move up.
-func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (_ *ticket, err error) {
+func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (*ticket, error) {
 	if delay <= 0 && !p.paused(ctx, l, now).After(now) {
 		// Nothing to space requests by: no slot to take, no lock.
 		return nil, nil
 	}
+	return p.hold(ctx, l, l.join(), delay, now, recheck, 0)
+}
+
+// hold is wait for w, in l's line, asking a store slot spread at least
+// atLeast.
+func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (_ *ticket, err error) {
 	lim, left := limit(ctx, now)
-	w := l.join()
 	start, waited := now, false
 	defer func() {
 		if waited {
@@ -121,7 +126,6 @@ func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time
 			l.leave(w)
 		}
 	}()
-	var atLeast time.Duration // the spread asked again with after a late answer
 	for tries := 0; ; {
 		ahead := l.ahead(w)
 		at := p.estimate(ctx, l, delay, now, p.down.Load()).Add(time.Duration(ahead) * delay)
@@ -167,8 +171,12 @@ func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time
 
 // ticket is a request's slot, from wait to handOn; unpaced, none.
 type ticket struct {
-	l *line
-	w *waiter
+	l      *line
+	w      *waiter
+	at     time.Time
+	delay  time.Duration
+	spread time.Duration // a store slot's
+	store  bool
 }
 
 // estimate returns when l's next slot is due as the process knows it,
@@ -246,7 +254,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 				*atLeast = 2 * late
 				return ticket{}, slot.At, nil
 			}
-			return ticket{l: l}, slot.At, nil
+			return ticket{l: l, at: slot.At, delay: delay, spread: req.Spread, store: true}, slot.At, nil
 		}
 		if callerGaveUp(ctx) {
 			return ticket{}, time.Time{}, ctx.Err()
@@ -293,15 +301,29 @@ func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
 // handOn lets tk's request go, the last thing before the base: the line
 // moves up, then the send is recorded, lock-free so that nothing between
 // the clock and the send waits for the next head; the next slot counts
-// from it.
-func (p *pacer) handOn(tk *ticket) {
+// from it. A store slot whose spread passed before this (the process was
+// preempted after the store's answer) is given back and taken again, as
+// wait would; the error is then wait's.
+func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
+	for tk != nil && tk.store {
+		late := p.now().Sub(tk.at)
+		if late <= tk.spread {
+			break
+		}
+		p.cancel(ctx, tk.l.key, tk.at.Add(tk.spread), tk.delay+tk.spread)
+		var err error
+		if tk, err = p.hold(ctx, tk.l, tk.w, tk.delay, p.now(), nil, 2*late); err != nil {
+			return err
+		}
+	}
 	if tk == nil {
-		return
+		return nil
 	}
 	tk.l.leave(tk.w)
 	at := slotTime(p.now()).UnixNano()
 	for cur := tk.l.sent.Load(); at > cur && !tk.l.sent.CompareAndSwap(cur, at); cur = tk.l.sent.Load() {
 	}
+	return nil
 }
 
 // cancel gives the store's slot at back, wasted only if it cannot be.

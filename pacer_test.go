@@ -1578,13 +1578,14 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 }
 
 // TestPauseEndKeepsArrivalOrder checks that the requests a pause held go
-// in the order they came when it ends, even unspaced (MinDelay -1):
-// only the line's head takes its slot, the others wait their turn.
+// in the order they came when it ends, each a millisecond after the one
+// before: only the line's head takes its slot, the others wait their
+// turn rather than race for the slots at the pause's end.
 func TestPauseEndKeepsArrivalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
 		site.setPages(pausing)
-		tr := newBubbleTransport(site, Options{})
+		tr := newBubbleTransport(site, Options{MinDelay: time.Millisecond})
 		bubbleGet(t, tr, "http://site.example/busy")
 		const waiters = 8
 		done := make(chan error, waiters)
@@ -1655,4 +1656,76 @@ func TestShorterRetryAfterKeepsThePause(t *testing.T) {
 			t.Errorf("the next request reached the site %v after the pauses, want 1h: a shorter Retry-After cut the pause", d)
 		}
 	})
+}
+
+// jumpClock is a clock that moves only when told: jump after the next
+// reads readings.
+type jumpClock struct {
+	steppingClock
+	reads int
+	jump  time.Duration
+}
+
+func (c *jumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reads > 0 {
+		if c.reads--; c.reads == 0 {
+			c.now = c.now.Add(c.jump)
+		}
+	}
+	return c.now
+}
+
+// arm makes the clock jump by d at the reads-th reading from now.
+func (c *jumpClock) arm(reads int, d time.Duration) {
+	c.mu.Lock()
+	c.reads, c.jump = reads, d
+	c.mu.Unlock()
+}
+
+// TestStoreSlotPassedBeforeTheSendIsTakenAgain checks that a process
+// preempted between the store's answer, in time, and the send, past the
+// slot's spread, does not send on that slot: the delay would not hold
+// from the send for the member taking the next one. The slot is given
+// back and a new one taken, and the request goes on it.
+func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
+	var mu sync.Mutex
+	var sends []time.Time
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
+		}
+		mu.Lock()
+		sends = append(sends, clock.peek())
+		mu.Unlock()
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	})
+	fleet := newWatchedFleet()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
+	get := func(path string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://site.example"+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("/first")
+	clock.Sleep(context.Background(), time.Second)
+	// The answer is in hand at once (the first reading after it); the
+	// second, as the request is handed on, comes 10 ms later, far past
+	// the slot's spread.
+	fleet.onReserve = func() { fleet.onReserve = nil; clock.arm(2, 10*time.Millisecond) }
+	get("/second")
+	if n := len(fleet.givenBack()); n != 1 {
+		t.Fatalf("%d slots given back, want the one whose spread passed before the send", n)
+	}
+	fleet.checkGivenBack(t)
+	if len(sends) != 2 || sends[1].Sub(sends[0]) < time.Second {
+		t.Errorf("sends at %v, want the second a second after the first, on the slot taken again", sends)
+	}
 }

@@ -98,7 +98,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.stats.sent.Add(1)
 	}
 	// The slot counts from here: nothing comes between it and the send.
-	t.pacer.handOn(tk)
+	if err := t.pacer.handOn(ctx, tk); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
 	resp, err := send(t.base, out)
 	if err != nil {
 		return nil, err
