@@ -1504,17 +1504,7 @@ func (c *steppingClock) Sleep(ctx context.Context, d time.Duration) error {
 func TestNextSlotCountsFromTheSend(t *testing.T) {
 	const delay = 100 * time.Millisecond
 	clock := &steppingClock{now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
-	var mu sync.Mutex
-	var sends []time.Time
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
-		}
-		mu.Lock()
-		sends = append(sends, clock.peek())
-		mu.Unlock()
-		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
-	})
+	base, sends := sendClock(clock.peek)
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Now: clock.Now, Sleep: clock.Sleep})
 	for i := range 8 {
 		clock.setStep(time.Duration(i%2) * 30 * time.Millisecond)
@@ -1525,8 +1515,9 @@ func TestNextSlotCountsFromTheSend(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	for i := 1; i < len(sends); i++ {
-		if gap := sends[i].Sub(sends[i-1]); gap < delay {
+	sent := sends()
+	for i := 1; i < len(sent); i++ {
+		if gap := sent[i].Sub(sent[i-1]); gap < delay {
 			t.Errorf("requests %d and %d reached the base %v apart, want at least %v", i-1, i, gap, delay)
 		}
 	}
@@ -1658,6 +1649,27 @@ func TestShorterRetryAfterKeepsThePause(t *testing.T) {
 	})
 }
 
+// sendClock returns a base that allows everything in robots.txt and
+// records when each page reaches it, read on now, and the times so far.
+func sendClock(now func() time.Time) (http.RoundTripper, func() []time.Time) {
+	var mu sync.Mutex
+	var sends []time.Time
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
+		}
+		mu.Lock()
+		sends = append(sends, now())
+		mu.Unlock()
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	})
+	return base, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sends)
+	}
+}
+
 // jumpClock is a clock that moves only when told: jump after the next
 // reads readings.
 type jumpClock struct {
@@ -1692,17 +1704,7 @@ func (c *jumpClock) arm(reads int, d time.Duration) {
 func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 	const delay = 100 * time.Millisecond
 	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
-	var mu sync.Mutex
-	var sends []time.Time
-	base := rtFunc(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
-		}
-		mu.Lock()
-		sends = append(sends, clock.peek())
-		mu.Unlock()
-		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
-	})
+	base, sends := sendClock(clock.peek)
 	fleet := newWatchedFleet()
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
 	get := func(path string) {
@@ -1725,7 +1727,7 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 		t.Fatalf("%d slots given back, want the one whose spread passed before the send", n)
 	}
 	fleet.checkGivenBack(t)
-	if len(sends) != 2 || sends[1].Sub(sends[0]) < time.Second {
-		t.Errorf("sends at %v, want the second a second after the first, on the slot taken again", sends)
+	if sent := sends(); len(sent) != 2 || sent[1].Sub(sent[0]) < time.Second {
+		t.Errorf("sends at %v, want the second a second after the first, on the slot taken again", sent)
 	}
 }
