@@ -1709,7 +1709,11 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
 	get := func(path string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, "http://site.example"+path, nil)
+		// A ceiling only a request stuck behind one that never left the
+		// line could reach.
+		ctx, cancel := context.WithTimeout(context.Background(), waitCeiling)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example"+path, nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -1718,10 +1722,16 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 	}
 	get("/first")
 	clock.Sleep(context.Background(), time.Second)
-	// The answer is in hand at once (the first reading after it); the
-	// second, as the request is handed on, comes 10 ms later, far past
-	// the slot's spread.
-	fleet.onReserve = func() { fleet.onReserve = nil; clock.arm(2, 10*time.Millisecond) }
+	// Every answer is in hand at once (the first reading after it); the
+	// second reading, as the request is handed on, comes 10 ms later,
+	// far past the first slot's spread, and within the next one's, which
+	// is spread by the lateness measured.
+	arms := 0
+	fleet.onReserve = func() {
+		if arms++; arms <= 5 {
+			clock.arm(2, 10*time.Millisecond)
+		}
+	}
 	get("/second")
 	if n := len(fleet.givenBack()); n != 1 {
 		t.Fatalf("%d slots given back, want the one whose spread passed before the send", n)
@@ -1729,5 +1739,12 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 	fleet.checkGivenBack(t)
 	if sent := sends(); len(sent) != 2 || sent[1].Sub(sent[0]) < time.Second {
 		t.Errorf("sends at %v, want the second a second after the first, on the slot taken again", sent)
+	}
+	// The request taken again left the line: the next one goes on its
+	// own slot, a delay later.
+	fleet.onReserve = nil
+	get("/third")
+	if sent := sends(); len(sent) != 3 || sent[2].Sub(sent[1]) < delay {
+		t.Errorf("sends at %v, want the third a delay after the second", sent)
 	}
 }
