@@ -21,10 +21,10 @@ import (
 // through a Fleet's Load and Swap when the Cache is one (and then takes
 // the fleet's fetch lease), or else its Get and Set. It moves records and
 // their bytes, and never parses a body nor merges two records: the
-// renewal does both (cache.go). It contains the Cache: a record it cannot read is missing, a
-// panic of a method is recovered and logged and costs only that call, and
-// an error of the Fleet falls back to this process's own fetch. It is safe
-// for concurrent use when the Cache is.
+// renewal does both (cache.go). It contains the Cache: a record it cannot
+// read is missing, a panic of a method is recovered and logged and costs
+// only that call, and an error of the Fleet falls back to this process's
+// own fetch. It is safe for concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
 	fleet   Fleet  // nil when the Cache is not shared by a fleet
@@ -156,7 +156,8 @@ func (s *store) saveKey(ctx context.Context, origin OriginKey, rec record) (Reco
 	return RecordKey{Origin: origin, Variant: s.variant}, true
 }
 
-// put stores rec under key in place of old, what a get of key read: by
+// put stores rec under key in place of old, what a get of key read (in a
+// plain Cache, under the key it was read from): by
 // compare-and-swap in a Fleet, or by a write in a plain Cache. It
 // reports false when another writer swapped first, so that the caller
 // reads again and merges; a store that fails counts as stored, since
@@ -164,11 +165,7 @@ func (s *store) saveKey(ctx context.Context, origin OriginKey, rec record) (Reco
 func (s *store) put(ctx context.Context, key RecordKey, old storedRecord, rec record) bool {
 	data := rec.encode()
 	if s.fleet == nil {
-		pk := old.pk
-		if pk == "" {
-			pk = plainKey(key)
-		}
-		s.contain("Set", key.Origin, func() { s.cache.Set(pk, data) })
+		s.contain("Set", key.Origin, func() { s.cache.Set(old.pk, data) })
 		return true
 	}
 	stored, err := false, errors.New("robots: Swap panicked")
