@@ -12,19 +12,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/crawlkit/robots/policy"
 )
 
-// pacer holds every request to its origin's politeness slot, in the
-// order requests came. Each origin has one line of waiters in which only
-// the head takes a slot, as it is about to be handed on, through one
-// Pace: the Fleet's while it answers, the process's own otherwise (for a
-// fleet member, at the delay times the members it last saw). No slot is
-// held asleep, so a pause that comes meanwhile, from any member, holds it
-// back; the next slot counts from the real send, which every Pace is told
-// as Held. It is safe for concurrent use.
+// pacer holds every request to its origin's politeness slot, in arrival
+// order: in each origin's line only the head takes a slot, as it is
+// handed on, through one Pace (the Fleet's while it answers, else the
+// process's own at the delay times the members last seen). No slot is
+// held asleep, so a pause from any member holds back every sleeper, and
+// the next slot counts from the real send, told to every Pace as Held.
+// It is safe for concurrent use.
 type pacer struct {
 	now     func() time.Time
 	sleep   func(context.Context, time.Duration) error
@@ -38,26 +35,23 @@ type pacer struct {
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
 
-	lines  table[*line]
-	pauses singleflight.Group // one read of a stored pause at a time
-	// members is the member count the store last gave, for any origin;
-	// down, that its last answer was a failure; epochs numbers the epoch
-	// tokens offered; late is how long (ns) store answers lately took to
-	// be in hand, which store slots are spread by.
+	lines table[*line]
+	// The store's last member count for any origin; whether its last
+	// answer failed; epoch tokens offered; how long (ns) its answers
+	// lately took to be in hand, which store slots are spread by.
 	members atomic.Int64
 	down    atomic.Bool
 	epochs  atomic.Uint64
 	late    atomic.Int64
 }
 
-// maxTries bounds the answers in a row a request takes from a Pace that
-// neither reserves its slot nor names a later one: a store answering in
-// the wrong unit fails the request rather than spin.
-const maxTries = 8
-
-// minSpread is the least spread of a store slot: time from asking for it
-// to handing the request on that needs no measuring.
-const minSpread = 500 * time.Microsecond
+// maxTries bounds the answers in a row that neither reserve a slot nor
+// name a later one (a store answering in the wrong unit fails the
+// request rather than spin); minSpread is the least spread of a slot.
+const (
+	maxTries  = 8
+	minSpread = 500 * time.Microsecond
+)
 
 // init readies p to pace on local, and on fleet when it is not nil.
 func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, waited, waiting *atomic.Int64) {
@@ -70,7 +64,7 @@ func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, s
 }
 
 // lineOf returns key's line, kept in at so that the table is searched
-// once per origin held, not once per request.
+// once per origin held.
 func (p *pacer) lineOf(key OriginKey, at *atomic.Pointer[line]) *line {
 	if l := at.Load(); l != nil {
 		return l
@@ -82,11 +76,10 @@ func (p *pacer) lineOf(key OriginKey, at *atomic.Pointer[line]) *line {
 	return l
 }
 
-// delayFor returns the least time between two requests to an origin whose
-// robots.txt holds the crawler to agent: Options.MinDelay, raised by the
-// Crawl-delay of the crawler's groups up to Options.MaxCrawlDelay.
-// Crawl-delay is not part of RFC 9309; it paces requests and never decides
-// them.
+// delayFor returns the least time between two requests to an origin
+// whose robots.txt holds the crawler to agent: Options.MinDelay, raised
+// by the groups' Crawl-delay up to Options.MaxCrawlDelay. Crawl-delay is
+// not part of RFC 9309: it paces, never decides.
 func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 	d := p.minDelay
 	if p.maxCrawlDelay > 0 {
@@ -98,17 +91,15 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 }
 
 // wait holds a request to l's origin, made at now, until its slot: delay
-// after the previous send, not in a pause, after every request of the
-// process that came before it. The head, once its slot comes, calls
-// recheck (if any), which may renew a robots state the wait outlasted and
-// returns the delay then in force, and only then takes the slot. A slot
-// past the context's deadline less a tenth of the time left fails at
-// once with a *SlotError, holding nothing; a waiter whose context ends
-// leaves, and the ones behind it move up.
+// after the last send, past any pause, after every earlier request. When
+// its slot comes the head calls recheck (if any), which may renew a
+// robots state the wait outlasted and returns the delay then in force,
+// and only then takes the slot. A slot past the deadline less a tenth of
+// the time left fails at once with a *SlotError, holding nothing; a
+// waiter whose context ends leaves, and the ones behind move up.
 func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (*ticket, error) {
 	if delay <= 0 && !p.paused(ctx, l, now).After(now) {
-		// Nothing to space requests by: no slot to take, no lock.
-		return nil, nil
+		return nil, nil // nothing to space requests by: no slot, no lock
 	}
 	return p.hold(ctx, l, l.join(), delay, now, recheck, 0)
 }
@@ -179,10 +170,9 @@ type ticket struct {
 	store  bool
 }
 
-// estimate returns when l's next slot is due as the process knows it,
-// asking its own Pace: delay after its last send and its last store
-// slot, not in a pause, not before the store last said; while the store
-// is down (down), as alone makes it.
+// estimate returns l's next slot as the process's own Pace sees it: past
+// the last send, store slot and pause, not before the store last said;
+// while the store is down, as alone makes it.
 func (p *pacer) estimate(ctx context.Context, l *line, delay time.Duration, now time.Time, down bool) time.Time {
 	l.mu.Lock()
 	l.delay = delay
@@ -199,10 +189,8 @@ func (p *pacer) estimate(ctx context.Context, l *line, delay time.Duration, now 
 }
 
 // alone makes req that of a member pacing without the store: a slot for
-// itself and for each other member last counted on the origin (or on any
-// origin), none of whom it can tell, and that many delays after its last
-// store slot, since the others may have taken the ones between. l.mu is
-// held.
+// itself and each member last counted on the origin (or any), which it
+// cannot see, so that many delays after its last store slot. l.mu is held.
 func (p *pacer) alone(l *line, req *SlotRequest) {
 	n := l.members
 	if n <= 0 {
@@ -216,10 +204,9 @@ func (p *pacer) alone(l *line, req *SlotRequest) {
 	req.Member, req.Spread, req.Epoch = "", 0, ""
 }
 
-// take takes the head's slot at now, if free, through the Fleet (a slot
-// spread at least *atLeast) or, without one or while it fails, the
-// process's own Pace. With no ticket, next is when the Pace said the
-// slot is free.
+// take takes the head's slot at now, if free, through the Fleet (spread
+// at least *atLeast) or, without one or while it fails, the process's
+// own Pace. With no ticket, next is when the Pace said it is free.
 func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time.Time, atLeast *time.Duration) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
 	req := SlotRequest{Now: now, NotBefore: l.pausedAt(), Interval: delay, Limit: now, Held: l.sentAt()}
@@ -228,28 +215,23 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 		slot, err := p.fleet.ReserveSlot(ctx, l.key, req)
 		if err == nil {
 			p.down.Store(false)
-			p.heard(l, slot)
-			if !slot.Reserved {
-				l.mu.Lock()
-				l.next = latest(l.next, slot.At)
-				l.mu.Unlock()
+			gone := slot.At.After(req.Limit) || ctx.Err() != nil
+			p.heard(l, slot, gone, req.Spread)
+			switch {
+			case !slot.Reserved:
 				return ticket{}, slot.At, nil
-			}
-			if slot.At.After(req.Limit) || ctx.Err() != nil {
+			case gone:
 				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
 				return ticket{}, time.Time{}, ctx.Err()
 			}
-			l.mu.Lock()
-			l.last = latest(l.last, slot.At.Add(req.Spread))
-			l.mu.Unlock()
 			late := max(p.now().Sub(slot.At), 0)
 			old := time.Duration(p.late.Load())
 			p.late.Store(int64(max(late, old-old/8)))
 			if late > req.Spread {
-				// In hand too late for the delay to hold from the send:
-				// given back, and asked again with a spread the lateness
-				// fits in, past half the delay if need be, so that a slow
-				// store still gets the request sent.
+				// Too late for the delay to hold from the send: given
+				// back and asked again with a spread the lateness fits,
+				// past half the delay if need be, so a slow store still
+				// gets the request sent.
 				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
 				*atLeast = 2 * late
 				return ticket{}, slot.At, nil
@@ -260,7 +242,6 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 			return ticket{}, time.Time{}, ctx.Err()
 		}
 		p.down.Store(true)
-		// The store logs its outage itself, at a limited rate.
 		p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", l.key, "error", err)
 		req.Now = slotTime(p.now())
 		req.Limit = req.Now
@@ -275,9 +256,10 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 	return ticket{l: l}, slot.At, nil
 }
 
-// heard keeps the member count and epoch of the store's answer; a new
-// epoch means the store lost the pace and has it again from Held.
-func (p *pacer) heard(l *line, slot Slot) {
+// heard keeps the store's answer: its member count and epoch (a new one
+// means the store lost the pace and has it again from Held), when the
+// origin is free if not now, and the end of a slot kept (not gone).
+func (p *pacer) heard(l *line, slot Slot, gone bool, spread time.Duration) {
 	if slot.Members > 0 {
 		p.members.Store(int64(slot.Members))
 	}
@@ -290,6 +272,11 @@ func (p *pacer) heard(l *line, slot Slot) {
 		p.logger.Info("robots: store lost the origin's pace; its last slot is this process's last send", "origin", l.key)
 	}
 	l.epoch = slot.Epoch
+	if !slot.Reserved {
+		l.next = latest(l.next, slot.At)
+	} else if !gone {
+		l.last = latest(l.last, slot.At.Add(spread))
+	}
 }
 
 // spread returns a store slot's spread: twice the lateness lately
@@ -299,11 +286,10 @@ func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
 }
 
 // handOn lets tk's request go, the last thing before the base: the line
-// moves up, then the send is recorded, lock-free so that nothing between
-// the clock and the send waits for the next head; the next slot counts
-// from it. A store slot whose spread passed before this (the process was
-// preempted after the store's answer) is given back and taken again, as
-// wait would; the error is then wait's.
+// moves up and the send, the next slot's base, is recorded lock-free, so
+// nothing between the clock and the send waits. A store slot whose
+// spread passed meanwhile (the process was preempted after the answer)
+// is given back and taken again, as wait would.
 func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	for tk != nil && tk.store {
 		late := p.now().Sub(tk.at)
@@ -334,7 +320,7 @@ func (p *pacer) cancel(ctx context.Context, key OriginKey, at time.Time, delay t
 }
 
 // sleepIn sleeps the head w for d, another waiter until woken (the line
-// moved, or a pause); a wake ends the head's sleep too.
+// moved, a pause); a wake ends the head's sleep too.
 func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Duration) error {
 	p.waiting.Add(1)
 	defer p.waiting.Add(-1)
@@ -361,38 +347,30 @@ func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Durati
 	return nil
 }
 
-// epochToken returns a new epoch for a store without one, unique per
-// call so that a store restarted empty never takes its old one.
+// epochToken returns an epoch for a store without one, new at each call
+// so that a store restarted empty never takes its old one.
 func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
-// paused returns the end of l's pause: the process's own, and the one any
-// member stored, read once for the requests that ask meanwhile.
+// paused returns the end of l's pause: the process's own, or the one any
+// member stored.
 func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
-	if p.fleet == nil || l.pausedAt().After(now) {
-		return l.pausedAt()
-	}
-	ch := p.pauses.DoChan(string(l.key), func() (any, error) {
-		// Shared: each asker stops waiting when its context ends.
-		return p.fleet.NextSlot(context.WithoutCancel(ctx), l.key, SlotRequest{Member: p.member, Now: now})
-	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", res.Err)
-		} else if until := res.Val.(time.Time); until.After(now) {
+	if p.fleet != nil && !l.pausedAt().After(now) {
+		until, err := p.fleet.NextSlot(ctx, l.key, SlotRequest{Member: p.member, Now: now})
+		if err == nil && until.After(now) {
 			l.pauseUntil(until)
+		} else if err != nil && !callerGaveUp(ctx) {
+			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", err)
 		}
-	case <-ctx.Done():
 	}
 	return l.pausedAt()
 }
 
 // pause stops requests to l's origin as long as a 429 or 503 response's
-// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff:
-// in l, waking its waiters, and in the store, which every member takes
-// its slot through, so that it holds back a member already asleep.
+// Retry-After asks (RFC 9110 section 10.2.3), at most Options.MaxBackoff,
+// in l (waking its waiters) and in the store, which every member's head
+// asks before it sends.
 func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 		return
@@ -412,8 +390,8 @@ func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
 	p.logger.Info("robots: origin paused", "origin", l.key, "status", resp.StatusCode, "until", until)
 }
 
-// nextFree returns l's next free slot for delay, reserving nothing: the
-// later of the estimate and the store's answer, a delay for each waiter.
+// nextFree returns l's next free slot, reserving nothing: the later of
+// the estimate and the store's answer, plus a delay per waiter.
 func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now time.Time) time.Time {
 	at := p.estimate(ctx, l, delay, now, p.down.Load())
 	if p.fleet != nil && !p.down.Load() {
@@ -428,9 +406,9 @@ func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now 
 	return at.Add(time.Duration(l.n.Load()) * max(delay, 0))
 }
 
-// limit returns the latest slot a request of ctx can use as of now, and
-// the time left before its deadline (none: zero): all but a tenth, the
-// request's own margin. Only the distance is carried onto the clock.
+// limit returns the latest slot a request of ctx can use as of now (all
+// but a tenth of the time left, the request's own margin) and the time
+// left; zero for no deadline.
 func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -440,9 +418,8 @@ func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
 	return now.Add(left - left/10), left
 }
 
-// line is one origin's waiters in arrival order, with what the process
-// knows of its pace: the last send, a pause, and the store's last word.
-// It is safe for concurrent use.
+// line is one origin's waiters in arrival order and what the process
+// knows of its pace. It is safe for concurrent use.
 type line struct {
 	key OriginKey
 	// Lock-free: len(waiters), and UnixNano times (0: none).
@@ -451,9 +428,9 @@ type line struct {
 
 	mu      sync.Mutex // protects the fields below
 	waiters []*waiter
-	// next is when the store last said the origin is free, last the end
-	// of this process's last store slot, members and epoch the store's
-	// last (0, "": unsaid), delay the one last paced by.
+	// When the store last said the origin is free; the end of this
+	// process's last store slot; the store's last member count and epoch
+	// (0, "": none); the delay last paced by.
 	next, last time.Time
 	members    int
 	epoch      string
@@ -501,8 +478,7 @@ func (l *line) wake(i int) {
 	}
 }
 
-// pauseUntil lengthens the pause to until, waking every waiter; it never
-// shortens one.
+// pauseUntil lengthens the pause to until, waking every waiter.
 func (l *line) pauseUntil(until time.Time) {
 	for cur := l.paused.Load(); until.UnixNano() > cur; cur = l.paused.Load() {
 		if l.paused.CompareAndSwap(cur, until.UnixNano()) {
@@ -546,6 +522,5 @@ func latest(times ...time.Time) time.Time {
 	return t
 }
 
-// slotTime rounds a slot to the microsecond, as a store keeps it and
-// off a Limiter's floating-point nanoseconds.
+// slotTime rounds a slot to the microsecond, as a store keeps it.
 func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }
