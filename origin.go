@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -172,6 +173,20 @@ func (id originID) key() OriginKey {
 	return OriginKey(k)
 }
 
+// hostFor returns the Host header req must carry for the server to see
+// the site whose robots.txt was read, the origin's canonical host[:port],
+// and whether net/http would send another: a host it punycodes without
+// the lookup profile's mapping ("ｈ.example" dials "h.example" but names
+// "xn--" something), an address spelled otherwise, a default port. A
+// canonically spelled URL needs nothing.
+func (id originID) hostFor(req *http.Request) (string, bool) {
+	sent := req.Host
+	if sent == "" {
+		sent = req.URL.Host
+	}
+	return id.host, sent != id.host
+}
+
 // robotsURL returns where the origin's robots.txt is fetched and the Host
 // header to send: "" for the URL's own, or the site a Host override names,
 // since a request whose Host overrides its URL's host is governed by that
@@ -236,13 +251,22 @@ func validHost(h string) bool {
 
 // canonicalOrigin returns the host[:port] of the origin whose robots.txt
 // governs u: lower-cased, a trailing dot folded ("site.example." is
-// "site.example"), an internationalised host in its ASCII lookup form and
-// a default port dropped, so that every spelling of one origin shares one
-// robots.txt.
+// "site.example"), an internationalised host in its ASCII lookup form, an
+// IP address in one spelling ("[0:0::1]" is "[::1]", "[::ffff:127.0.0.1]"
+// is "127.0.0.1") and a default port dropped, so that every spelling of
+// one origin shares one robots.txt and one pace.
 func canonicalOrigin(u *url.URL) (string, error) {
 	scheme := strings.ToLower(u.Scheme)
 	host := u.Hostname()
-	if strings.Contains(host, ":") {
+	if a, err := netip.ParseAddr(host); err == nil {
+		// One spelling per address, as the socket sees it: RFC 5952's for
+		// IPv6, and an IPv4-mapped address as the IPv4 one.
+		if a = a.Unmap(); a.Is4() {
+			host = a.String()
+		} else {
+			host = "[" + a.String() + "]"
+		}
+	} else if strings.Contains(host, ":") {
 		host = "[" + strings.ToLower(host) + "]"
 	} else {
 		var err error

@@ -1,11 +1,16 @@
 package robots
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestOrigins checks that every spelling of an origin shares one
@@ -140,4 +145,69 @@ func FuzzOrigin(f *testing.F) {
 			t.Fatalf("origin %q of %q is %q, %v the second time", host, raw, again, err)
 		}
 	})
+}
+
+// TestOneOriginPerHost checks that the spellings of one host that reach
+// one server (an IPv6 address written in full or compressed, an
+// IPv4-mapped address and its IPv4 form, an internationalised name that
+// the lookup profile maps to ASCII) are one origin: one robots.txt fetch,
+// one pace, and every request sent with the Host whose robots.txt was
+// read, whatever spelling net/http would have sent.
+func TestOneOriginPerHost(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		urls     []string
+		robots   string // the one robots.txt fetched
+		wantHost string // the Host every page request carries
+	}{
+		{"IPv6 compressed and in full", []string{"http://[::1]/a", "http://[0:0:0:0:0:0:0:1]/b", "http://[0::1]:80/c"}, "http://[::1]/robots.txt", "[::1]"},
+		{"IPv6 upper case and with port", []string{"http://[2001:DB8::1]:8080/a", "http://[2001:db8:0:0::1]:8080/b"}, "http://[2001:db8::1]:8080/robots.txt", "[2001:db8::1]:8080"},
+		{"IPv4-mapped", []string{"http://[::ffff:127.0.0.1]/a", "http://127.0.0.1/b", "http://[::FFFF:7f00:1]/c"}, "http://127.0.0.1/robots.txt", "127.0.0.1"},
+		{"full-width name", []string{"http://\uff48.example/a", "http://h.example/b"}, "http://h.example/robots.txt", "h.example"},
+		{"ideographic full stop", []string{"http://h\u3002example/a", "http://H.example./b"}, "http://h.example/robots.txt", "h.example"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var robots, hosts []string
+			base := rtFunc(func(r *http.Request) (*http.Response, error) {
+				mu.Lock()
+				if r.URL.Path == "/robots.txt" {
+					robots = append(robots, r.URL.String())
+				} else {
+					hosts = append(hosts, r.Host)
+				}
+				mu.Unlock()
+				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("User-agent: *\nAllow: /\n")), Request: r}, nil
+			})
+			c := newClock()
+			tr := NewTransport(base, Options{MinDelay: time.Hour, Now: c.Now, Sleep: c.Sleep})
+			for _, u := range tc.urls {
+				if _, err := get(t, tr, u); err != nil {
+					t.Fatalf("%s: %v", u, err)
+				}
+				// One pace: the next spelling is due an hour after this
+				// request, whichever spelling it is.
+				for _, other := range tc.urls {
+					at, err := tr.NextFree(context.Background(), other)
+					if err != nil {
+						t.Fatalf("NextFree(%s): %v", other, err)
+					}
+					if want := c.Now().Add(time.Hour); at.Before(want) {
+						t.Errorf("after %s, NextFree(%s) = %v, want %v: its own pace", u, other, at.Sub(c.Now()), time.Hour)
+					}
+				}
+			}
+			if want := []string{tc.robots}; !slices.Equal(robots, want) {
+				t.Errorf("robots.txt fetched %q, want %q", robots, want)
+			}
+			for i, h := range hosts {
+				if h != tc.wantHost {
+					t.Errorf("%s sent with Host %q, want %q: the host whose robots.txt was read", tc.urls[i], h, tc.wantHost)
+				}
+			}
+			if len(hosts) != len(tc.urls) {
+				t.Errorf("%d pages sent, want %d", len(hosts), len(tc.urls))
+			}
+		})
+	}
 }

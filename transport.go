@@ -72,9 +72,13 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 // to the base unchanged, and a request for /robots.txt itself is always
 // allowed. A transport whose Options.Purposes names an unknown purpose
 // sends nothing: every request fails with an error matching
-// ErrUnknownPurpose. On every path the base is held to the RoundTripper contract:
-// a response or an error, never both or neither. RoundTrip never modifies
-// req and never follows redirects.
+// ErrUnknownPurpose. A request whose host net/http would send spelled
+// otherwise than its origin (an internationalised name the lookup profile
+// maps, an IP address written another way, a default port) goes out with
+// its origin's Host, the site whose robots.txt decided it. On every path
+// the base is held to the RoundTripper contract: a response or an error,
+// never both or neither. RoundTrip never modifies req and never follows
+// redirects.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	ctx := req.Context()
@@ -96,6 +100,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out = req
 	} else {
 		t.stats.sent.Add(1)
+		if host, other := o.id.hostFor(out); other {
+			if out == req {
+				out = req.Clone(ctx)
+			}
+			out.Host = host
+		}
 	}
 	// The slot counts from here: nothing comes between it and the send.
 	if err := t.pacer.handOn(ctx, tk); err != nil {
@@ -320,7 +330,9 @@ func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response
 // Origin returns the origin of u as the transport keys it, in every
 // count, in RobotsInfo.Origin and in a Fleet: scheme://host[:port],
 // the scheme and host lower-cased, the host in its ASCII (IDNA) form
-// without a trailing dot, and the scheme's default port left out. Every
+// without a trailing dot, an IP address in one spelling (RFC 5952 for
+// IPv6, an IPv4-mapped address as IPv4), and the scheme's default port
+// left out. Every
 // URL that shares a robots.txt and a politeness slot with u gives the
 // same origin, so that a crawl frontier can group URLs by it. A URL that
 // robots.txt does not govern gets an error matching ErrNotHTTP, as from
