@@ -6,11 +6,14 @@
 // a package whose every test skipped reads "ok" like one that ran them.
 // On Linux the line is therefore written to the go command's own standard
 // output when that is a terminal, a pipe (a CI log) or a file opened for
-// appending, beside its "ok" lines; with -v (and -json), or where that
-// output cannot be shared (a file it writes at its own offset, which would
-// write over the line), it goes to the test binary's standard error, which
-// go test shows with -v. A result go test replays from its cache
-// ("(cached)") replays no line: go test -count=1 runs the tests again.
+// appending, beside its "ok" lines. A file the go command writes at its
+// own offset ("go test ./... > log") would write over a line written
+// beside its own, so there the line is appended once the go command has
+// exited, at the end of the file, by a small detached shell that waits
+// for it (at most a day). With -v (and -json) it goes to the test
+// binary's standard error, which go test then shows. A result go test
+// replays from its cache ("(cached)") replays no line: go test -count=1
+// runs the tests again.
 package skipnote
 
 import (
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,7 +47,7 @@ func Missing(what, how string) {
 		return
 	}
 	said[line] = true
-	w, closeW := out()
+	w, closeW := out(line)
 	io.WriteString(w, line)
 	closeW()
 }
@@ -61,8 +65,8 @@ func Require(t testing.TB, what, how string) {
 	t.Skipf("%s not found (install: %s); skipping", what, how)
 }
 
-// out returns where the line goes, and what closes it.
-func out() (io.Writer, func()) {
+// out returns where line goes, and what closes it.
+func out(line string) (io.Writer, func()) {
 	if !flag.Parsed() {
 		// Called from TestMain before m.Run: the testing flags, -v among
 		// them, are registered but not yet read.
@@ -75,13 +79,44 @@ func out() (io.Writer, func()) {
 	if err != nil {
 		return os.Stderr, func() {}
 	}
-	// A file the output is redirected to without appending is written
-	// at the go command's own offset, which would write over the line.
-	if info, err := f.Stat(); err != nil || info.Mode().IsRegular() && !appending(os.Getppid()) {
+	info, err := f.Stat()
+	if err == nil && info.Mode().IsRegular() && !appending(os.Getppid()) {
+		// Written at the go command's own offset, the file would lose
+		// the line under its next one: it is added when the go command
+		// is done.
+		f.Close()
+		if appendAfterExit(os.Getppid(), line) == nil {
+			return io.Discard, func() {}
+		}
+		return os.Stderr, func() {}
+	}
+	if err != nil {
 		f.Close()
 		return os.Stderr, func() {}
 	}
 	return f, func() { f.Close() }
+}
+
+// waitScript waits, polling, for the process $1 to exit, for at most a
+// day (432,000 polls of 0.2 s), then appends $2 to the file $3.
+const waitScript = `i=0
+while kill -0 "$1" 2>/dev/null && [ "$i" -lt 432000 ]; do sleep 0.2; i=$((i+1)); done
+printf '%s' "$2" >> "$3"`
+
+// appendAfterExit starts a detached shell that appends line to the file
+// that is process pid's standard output once pid has exited. The shell
+// holds none of the test's descriptors, so go test does not wait for it.
+func appendAfterExit(pid int, line string) error {
+	path, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", pid))
+	if err != nil || !filepath.IsAbs(path) {
+		return fmt.Errorf("skipnote: standard output of %d is no file path", pid)
+	}
+	cmd := exec.Command("/bin/sh", "-c", waitScript, "sh", strconv.Itoa(pid), line, path)
+	cmd.SysProcAttr = detached()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
 }
 
 // packagePath returns the import path of the package under test: go test
