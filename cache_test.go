@@ -176,6 +176,21 @@ func TestBackoff(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a shorter Retry-After keeps MinBackoff", func(t *testing.T) {
+		// As Options.MinBackoff says: a failing robots.txt is not
+		// fetched again sooner than MinBackoff, whatever it asks.
+		synctest.Test(t, func(t *testing.T) {
+			site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "5")
+				w.WriteHeader(503)
+			})
+			tr := newBubbleTransport(site, Options{MinBackoff: 2 * time.Minute})
+			var de *DisallowedError
+			if err := tr.Check(context.Background(), "http://site.example/x"); !errors.As(err, &de) || time.Until(de.RetryAt) != 2*time.Minute {
+				t.Fatalf("Check = %v, want a retry in 2m", err)
+			}
+		})
+	})
 	t.Run("one retry at a time", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			release := make(chan struct{})

@@ -111,8 +111,14 @@ type Options struct {
 	// negative, DefaultFallbackAfter (30 days) is used.
 	FallbackAfter time.Duration
 	// MinBackoff is the wait before the first retry of an unreachable
-	// robots.txt; each further failure doubles it. If zero or negative,
-	// DefaultMinBackoff is used.
+	// robots.txt (a 429, a 5xx or no answer); each further failure
+	// doubles it, up to MaxBackoff. A Retry-After the robots.txt sent
+	// lengthens the wait, never shortens it below MinBackoff: a server
+	// that fails its robots.txt is in trouble, and each retry is a
+	// request to it. Meanwhile every request to the origin is refused
+	// (DisallowedError.RetryAt says until when), so on a short crawl one
+	// such origin can set the wall time: lower MinBackoff for that. If
+	// zero or negative, DefaultMinBackoff (a minute) is used.
 	MinBackoff time.Duration
 	// MaxBackoff caps the wait between retries of an unreachable
 	// robots.txt and the pause that a Retry-After can impose on an
