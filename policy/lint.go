@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/match"
@@ -229,10 +230,112 @@ func quoted(s string) string {
 	return `"` + s + `"`
 }
 
+// entityInPattern reports a pattern that holds an HTML character
+// reference ("&amp;" where a page's markup was copied): crawlers match
+// it as those characters, so the URL its author meant is not matched.
+// The fix is the pattern with every reference decoded.
+func (p *parser) entityInPattern(n int, kind, value string) {
+	decoded, ref := decodeEntities(value)
+	if ref == "" {
+		return
+	}
+	fix := decoded
+	if _, err := match.Compile(fix); err != nil {
+		if fix, _ = fixPattern(decoded); fix == "" {
+			fix = decoded
+		}
+	}
+	p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityError,
+		Message: kind + " pattern " + quoted(value) + " holds the HTML entity " + quoted(ref) + ", which crawlers match as written, not as the character it stands for: write " + quoted(fix)})
+}
+
+// cutEntity reports a numeric HTML character reference ("&#38;") in
+// line n, text, whose "#" at hash starts a comment: crawlers read the
+// line only up to the "&". The fix decodes it, and every reference
+// after it, to the end of the line.
+func (p *parser) cutEntity(n int, text string, hash int) {
+	if _, _, ok := entityAt(text[hash-1:]); !ok {
+		return
+	}
+	decoded, ref := decodeEntities(text[hash-1:])
+	p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityError,
+		Message: "the \"#\" of the HTML entity " + quoted(ref) + " starts a comment, so crawlers read only " + quoted(trim(text[:hash])) + ": write " + quoted(trim(text[:hash-1]+decoded))})
+}
+
+// decodeEntities returns s with every HTML character reference
+// replaced by the text it stands for, and the first reference found
+// ("" for none). Only the references markup pasted into a robots.txt
+// holds are read, each with its semicolon: &amp; &lt; &gt; &quot;
+// &apos; and numeric ones (&#38; &#x26;) of a character other than NUL,
+// which reach a value only as a comment cuts them (cutEntity).
+func decodeEntities(s string) (decoded, first string) {
+	var b strings.Builder
+	last := 0
+	for i := strings.IndexByte(s, '&'); i >= 0 && i < len(s); {
+		ref, text, ok := entityAt(s[i:])
+		if !ok {
+			j := strings.IndexByte(s[i+1:], '&')
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+			continue
+		}
+		if first == "" {
+			first = ref
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(text)
+		i += len(ref)
+		last = i
+		if j := strings.IndexByte(s[i:], '&'); j >= 0 {
+			i += j
+		} else {
+			break
+		}
+	}
+	if first == "" {
+		return s, ""
+	}
+	b.WriteString(s[last:])
+	return b.String(), first
+}
+
+// entityAt returns the character reference s starts with, and the text
+// it stands for.
+func entityAt(s string) (ref, text string, ok bool) {
+	for _, e := range [...]struct{ ref, text string }{
+		{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", `"`}, {"&apos;", "'"},
+	} {
+		if len(s) >= len(e.ref) && strings.EqualFold(s[:len(e.ref)], e.ref) {
+			return s[:len(e.ref)], e.text, true
+		}
+	}
+	if len(s) < 4 || s[1] != '#' {
+		return "", "", false
+	}
+	digits, base, maxDigits := s[2:], 10, 7
+	if digits[0] == 'x' || digits[0] == 'X' {
+		digits, base, maxDigits = digits[1:], 16, 6
+	}
+	end := strings.IndexByte(digits, ';')
+	if end <= 0 || end > maxDigits {
+		return "", "", false
+	}
+	c, err := strconv.ParseUint(digits[:end], base, 32)
+	if err != nil || c == 0 || c > utf8.MaxRune || 0xD800 <= c && c <= 0xDFFF || digits[0] == '+' {
+		return "", "", false
+	}
+	return s[:len(s)-len(digits)+end+1], string(rune(c)), true
+}
+
 // fixPattern returns the pattern that value, refused by match.Compile,
-// was most likely meant to be: spaces written %20, a stray % written %25,
-// a full URL cut to its path, and a leading "/" where it has none.
+// was most likely meant to be: HTML entities decoded, spaces written %20,
+// a stray % written %25, a full URL cut to its path, and a leading "/"
+// where it has none.
 func fixPattern(value string) (string, bool) {
+	value, _ = decodeEntities(value)
 	var b strings.Builder
 	b.Grow(len(value) + 8)
 	for i := 0; i < len(value); i++ {
@@ -301,6 +404,12 @@ func isHex(c byte) bool {
 // a relative one is kept, as the transport resolves it against the
 // robots.txt URL, but with a warning, since other crawlers drop it.
 func (p *parser) sitemap(n int, value string) {
+	if strings.IndexByte(value, '&') >= 0 {
+		if decoded, ref := decodeEntities(value); ref != "" {
+			p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityWarning,
+				Message: "Sitemap " + quoted(value) + " holds the HTML entity " + quoted(ref) + ", which crawlers fetch as written: write " + quoted(decoded)})
+		}
+	}
 	if absoluteURL(value) {
 		p.r.sitemaps = append(p.r.sitemaps, value)
 		return

@@ -29,6 +29,9 @@ func TestSeverities(t *testing.T) {
 		{"a User-agent without a product token is a warning", "User-agent: ü-bot", SeverityWarning},
 		{"a User-agent read by its product token is a note", "User-agent: Googlebot/2.1", SeverityNote},
 		{"an empty Allow is a note", "User-agent: *\nAllow:", SeverityNote},
+		{"a pattern with an HTML entity is an error", "User-agent: *\nDisallow: /a?b=1&amp;c=2", SeverityError},
+		{"a numeric HTML entity cut by its # is an error", "User-agent: *\nDisallow: /a?b=1&#38;c=2", SeverityError},
+		{"a Sitemap with an HTML entity is a warning", "Sitemap: https://site.example/s.xml?a=1&amp;b=2", SeverityWarning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +92,12 @@ func TestFixHints(t *testing.T) {
 		},
 		{"a stray rule without a typo says how to give it a group", "Allow: /x", []string{"put a User-agent line above it (User-agent: * for every crawler)"}},
 
+		{"an &amp; is written &", "User-agent: *\nDisallow: /answers/?s_tid=gn&amp;*", []string{`holds the HTML entity "&amp;"`, `write "/answers/?s_tid=gn&*"`}},
+		{"an entity ending the pattern", "User-agent: *\nDisallow: /a&amp;", []string{`write "/a&"`}},
+		{"every entity is decoded", "User-agent: *\nAllow: /a&lt;b&GT;c&quot;d&apos;e&amp;f", []string{`holds the HTML entity "&lt;"`, `write "/a<b>c\"d'e&f"`}},
+		{"a fix for a space decodes the entity too", "User-agent: *\nDisallow: /a b&amp;c", []string{"contains a space", `write "/a%20b&c"`}},
+		{"a numeric entity cut by a comment", "User-agent: *\nDisallow: /a?b&#38;c&#x26;d # old", []string{`the "#" of the HTML entity "&#38;" starts a comment`, `crawlers read only "Disallow: /a?b&"`, `write "Disallow: /a?b&c&d # old"`}},
+		{"a Sitemap's entity is decoded", "Sitemap: https://site.example/s.xml?a=1&amp;b=2", []string{`holds the HTML entity "&amp;"`, `write "https://site.example/s.xml?a=1&b=2"`}},
 		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"is relative", `absolute URL, such as "https://example.com/sitemap.xml"`}},
 		{"Noindex says what to use instead", "User-agent: *\nNoindex: /x", []string{"noindex robots meta tag or X-Robots-Tag header"}},
 		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},
@@ -160,6 +169,29 @@ func TestNearField(t *testing.T) {
 	for _, tt := range tests {
 		if got, _ := nearField(tt.key); got != tt.want {
 			t.Errorf("nearField(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
+
+// TestNoEntityNoFinding checks that an ampersand that starts no HTML
+// character reference (no semicolon, an unknown name, a number out of
+// range or a comment that is no number) is read without a finding.
+func TestNoEntityNoFinding(t *testing.T) {
+	for _, line := range []string{
+		"Disallow: /a?b=1&c=2",
+		"Disallow: /a?b=1&amp",
+		"Disallow: /a?b=1&ampc=2",
+		"Disallow: /a?b=1&copy;",
+		"Disallow: /a?b=1&#0;",
+		"Disallow: /a?b=1&#1114112;",
+		"Disallow: /a?b=1&#xD800;",
+		"Disallow: /a?b=1&#;",
+		"Disallow: /a?b=1& # a comment",
+		"Disallow: /a?b=1&#comment",
+		"Sitemap: https://site.example/s.xml?a=1&b=2",
+	} {
+		if w := Parse([]byte("User-agent: *\n" + line)).Warnings(); len(w) != 0 {
+			t.Errorf("%s: %v, want no finding", line, w)
 		}
 	}
 }

@@ -203,6 +203,9 @@ func Parse(data []byte) *Robots {
 			}
 		}
 		if hash < pos+len(text) {
+			if hash > pos && body[hash-1] == '&' {
+				p.cutEntity(line, text, hash-pos)
+			}
 			text = text[:hash-pos]
 		}
 		pos = next
@@ -576,6 +579,9 @@ func (p *parser) rule(n int, allow bool, value string) {
 	// Normalize returns value itself when it changes nothing.
 	if unsafe.StringData(norm) != unsafe.StringData(value) {
 		p.norms = append(p.norms, normed{rule: int32(len(p.rules)), norm: norm})
+	}
+	if strings.IndexByte(value, '&') >= 0 {
+		p.entityInPattern(n, ruleKind(allow), value)
 	}
 	p.patterns = append(p.patterns, value...)
 	line := uint32(n)

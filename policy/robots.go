@@ -111,14 +111,16 @@ const (
 	// ("Dissalow"), a line without a colon read as "field: value", a field
 	// RFC 9309 does not define ("Noindex", "Host"), an unknown field not
 	// close to a known one, a Crawl-delay that is not a number, a
-	// relative Sitemap, a User-agent that names no crawler.
+	// relative Sitemap or one holding an HTML entity, a User-agent that
+	// names no crawler.
 	SeverityWarning Severity = iota
 	// SeverityError marks a line that cannot be what its author meant: a
 	// rule before any User-agent line, a misspelt field name that no
 	// crawler reads ("User-agnet", which drops a group or moves its rules
 	// into the group above), a pattern crawlers ignore (with a space, a
 	// "%" not followed by two hex digits, or starting with neither "/"
-	// nor "*").
+	// nor "*"), a pattern holding an HTML entity ("&amp;", matched as
+	// written).
 	SeverityError
 	// SeverityNote marks a reading that every major crawler shares, worth
 	// knowing but not a mistake: a User-agent value read by its product
