@@ -131,6 +131,9 @@ func (p *parser) unknownField(n int, key, value string, colon bool) {
 		}
 	case "Allow", "Disallow":
 		consequence = fmt.Sprintf("the rule %s: %s does not apply", spelling, value)
+		if value != "" {
+			p.finding(n, value)
+		}
 	case "Sitemap":
 		consequence = "the sitemap is not read"
 	case "Crawl-delay":
@@ -212,6 +215,7 @@ func (p *parser) badPattern(n int, kind, value string, err error) {
 	}
 	// Built without fmt: a real file can hold thousands of these lines,
 	// and the message is the part of parsing them that costs.
+	p.finding(n, value)
 	msg := kind + " pattern " + quoted(value) + " " + why + "; ignored"
 	if fix, ok := fixPattern(value); ok {
 		msg += ": write " + quoted(fix)
@@ -230,6 +234,42 @@ func quoted(s string) string {
 	return `"` + s + `"`
 }
 
+// finding keeps value as the pattern of line n's finding, for Concerns.
+func (p *parser) finding(n int, value string) {
+	if p.r.findings == nil {
+		p.r.findings = make(map[int]string)
+	}
+	p.r.findings[n] = value
+}
+
+// Concerns reports whether w, one of r's warnings, can concern a request
+// for path (normalised, as Agent.Decide reports it): a finding on a
+// rule's pattern concerns only the paths that the pattern, read as its
+// author meant (the fix the finding gives), could match, those that
+// start with its literal beginning; any other finding concerns every
+// path its lines' groups decide. A file's report of one URL lists only
+// the findings that concern it.
+func (r *Robots) Concerns(w Warning, path string) bool {
+	pattern, ok := r.findings[w.Line]
+	if !ok {
+		return true
+	}
+	meant, _ := decodeEntities(pattern)
+	if _, err := match.Compile(meant); err != nil {
+		if meant, ok = fixPattern(meant); !ok {
+			return true
+		}
+	}
+	if i := strings.IndexAny(meant, "*$"); i >= 0 {
+		meant = meant[:i]
+	}
+	literal, err := match.Normalize(meant)
+	if err != nil {
+		return true
+	}
+	return strings.HasPrefix(path, literal)
+}
+
 // entityInPattern reports a pattern that holds an HTML character
 // reference ("&amp;" where a page's markup was copied): crawlers match
 // it as those characters, so the URL its author meant is not matched.
@@ -239,6 +279,7 @@ func (p *parser) entityInPattern(n int, kind, value string) {
 	if ref == "" {
 		return
 	}
+	p.finding(n, value)
 	fix := decoded
 	if _, err := match.Compile(fix); err != nil {
 		if fix, _ = fixPattern(decoded); fix == "" {

@@ -195,3 +195,40 @@ func TestNoEntityNoFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestConcerns checks which paths a finding concerns: a finding on a
+// rule's pattern, the paths the pattern as its author meant it could
+// match; any other finding, every path.
+func TestConcerns(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /a b\nDisallow: /q?x=1&amp;*\nDisallow: *.pdf&amp;\nDisallw: /typo\nNoindex: /n\nDisallow: shop\n"))
+	at := map[int]Warning{}
+	for _, w := range r.Warnings() {
+		at[w.Line] = w
+	}
+	for _, tc := range []struct {
+		line int
+		path string
+		want bool
+	}{
+		{2, "/a%20b/c", true},
+		{2, "/a", false},
+		{2, "/b", false},
+		{2, "/x/a%20b", false}, // the literal must start the path
+		{3, "/q?x=1&y=2", true},
+		{3, "/q?y=2", false},
+		{4, "/any/thing", true}, // a pattern that starts with a wildcard
+		{5, "/typo", true},
+		{5, "/other", false},
+		{6, "/anything", true}, // not a rule's finding
+		{7, "/shop/x", true},   // read as meant: /shop
+		{7, "/other", false},
+	} {
+		w, ok := at[tc.line]
+		if !ok {
+			t.Fatalf("no finding on line %d: %v", tc.line, r.Warnings())
+		}
+		if got := r.Concerns(w, tc.path); got != tc.want {
+			t.Errorf("line %d (%s) concerns %s: %v, want %v", tc.line, w.Message, tc.path, got, tc.want)
+		}
+	}
+}

@@ -505,6 +505,11 @@ func (p *parser) field(n int, field string, value string) {
 	case "user-agent":
 		p.agent(n, value)
 	case "allow", "disallow":
+		if k := len(p.r.warnings); k > 0 && p.r.warnings[k-1].Line == n && value != "" {
+			// A misspelling or a missing colon, read as meant: its
+			// finding is about this rule (see Concerns).
+			p.finding(n, value)
+		}
 		p.rule(n, field == "allow", value)
 	case "sitemap":
 		if len(value) == 0 {

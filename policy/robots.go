@@ -40,6 +40,9 @@ type Robots struct {
 	prefs     []prefLine // the Content-Usage and Content-Signal lines, in file order
 	warnings  []Warning
 	lines     int
+	// findings are the patterns of the rule lines a warning is about,
+	// by line: see Concerns.
+	findings map[int]string
 
 	public atomic.Pointer[[]Group] // nil until the first call of Groups
 

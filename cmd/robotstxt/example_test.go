@@ -6,13 +6,16 @@ import (
 )
 
 // The test command explains each decision: the deciding rule, the group it
-// belongs to, and the warnings of those lines, each printed once.
+// belongs to, and the findings of the lines that can concern the URL,
+// each printed once.
 func Example_test() {
 	run([]string{"test", "-robots", "../../testdata/cli/example.txt", "-agent", "ExampleBot",
-		"/private/open/page", "https://example.com/public", "/robots.txt"}, nil, os.Stdout, os.Stderr)
+		"/private/open/page", "/two%20words/page", "https://example.com/public", "/robots.txt"}, nil, os.Stdout, os.Stderr)
 	// Output:
 	// ALLOWED     /private/open/page
 	//   by Allow: /private/open (line 7) in the group for ExampleBot (lines 5-9)
+	// ALLOWED     /two%20words/page
+	//   no rule matched in the group for ExampleBot (lines 5-9)
 	//   error: line 8: Disallow pattern "/two words" contains a space; ignored: write "/two%20words"
 	// ALLOWED     https://example.com/public  (matched as /public)
 	//   no rule matched in the group for ExampleBot (lines 5-9)

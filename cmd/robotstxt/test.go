@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/crawlkit/robots/internal/report"
 )
@@ -13,7 +16,9 @@ const testSynopsis = "usage: robotstxt test -robots FILE -agent TOKEN [-expect a
 
 const testHelp = `Test decides each URL (a path such as /a?b=1, or an http or https URL) for
 the crawler and explains the decision: the deciding rule and its line, the
-groups that applied, and the warnings of those lines. When the file has
+groups that applied, and the findings of those lines that can concern the
+URL (a finding on another rule's pattern when that rule, as its author
+meant it, could match the URL). When the file has
 Content-Usage or Content-Signal lines, each URL's AI usage preferences
 follow, one label a line (train-ai, search, ai-input: y, n or unknown),
 with the lines that stated them.
@@ -67,8 +72,8 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	ok := writeOutput("test", stdout, stderr, *asJSON, out, func(w io.Writer) {
-		// A group's warnings concern every URL it decides: each is printed
-		// once, under the first URL it concerns.
+		// A finding can concern several URLs: each is printed once, under
+		// the first URL it concerns.
 		shown := make(map[report.Warning]bool)
 		for _, d := range out {
 			if d.Error == "" {
@@ -93,7 +98,15 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 	if d.Path != d.URL {
 		fmt.Fprintf(w, "  (matched as %s)", d.Path)
 	}
-	fmt.Fprintf(w, "\n  %s\n", explain(d, tokens))
+	if text, ok := decoded(d.URL); ok {
+		fmt.Fprintf(w, "\n  decoded: %s", printable(text))
+	}
+	why := explain(d, tokens)
+	if d.Rule != nil && len(d.Rule.Pattern) >= longPattern && (strings.Contains(d.URL, d.Rule.Pattern) || d.Path == d.Rule.Pattern) {
+		// A long pattern that is the URL written again says nothing new.
+		why = strings.Replace(why, d.Rule.Pattern, "the path above", 1)
+	}
+	fmt.Fprintf(w, "\n  %s\n", why)
 	writePreferences(w, d)
 	if expect != "" && d.Allowed != (expect == "allowed") {
 		fmt.Fprintf(w, "  FAIL: expected %s\n", expect)
@@ -185,3 +198,25 @@ func groupsPhrase(d report.Decision, tokens []string) string {
 	}
 	return b.String()
 }
+
+// longPattern is the length from which a deciding pattern that repeats
+// the URL is not printed a second time.
+const longPattern = 40
+
+// decoded returns s with its percent-escapes decoded, when it holds at
+// least minEscapes of them and they decode to valid UTF-8 text (a path in
+// Thai or Cyrillic, written as bytes), so that a reader sees the path
+// its author wrote.
+func decoded(s string) (string, bool) {
+	if strings.Count(s, "%") < minEscapes {
+		return "", false
+	}
+	text, err := url.PathUnescape(s)
+	if err != nil || text == s || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
+		return "", false
+	}
+	return text, true
+}
+
+// minEscapes is how many percent-escapes make a URL worth decoding.
+const minEscapes = 3

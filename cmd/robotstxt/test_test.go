@@ -26,11 +26,17 @@ func TestTest(t *testing.T) {
 		wantErr    []string
 	}{
 		{
-			name: "a disallow names its rule, line, group and the group's warnings",
+			name: "a disallow names its rule, line and group, and no finding of a rule that cannot concern it",
 			args: []string{"-robots", example, "-agent", "ExampleBot", "/private/x"},
 			wantOut: []string{"DISALLOWED  /private/x\n" +
-				"  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" +
-				"  error: line 8: "},
+				"  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n"},
+		},
+		{
+			name: "an ignored rule's finding is listed under the URL it was meant for",
+			args: []string{"-robots", example, "-agent", "ExampleBot", "/two%20words/x"},
+			wantOut: []string{"ALLOWED     /two%20words/x\n" +
+				"  no rule matched in the group for ExampleBot (lines 5-9)\n" +
+				"  error: line 8: Disallow pattern \"/two words\" contains a space; ignored: write \"/two%20words\"\n"},
 		},
 		{
 			name:    "the longer allow decides",
@@ -160,15 +166,16 @@ func TestTest(t *testing.T) {
 	}
 }
 
-// TestTestWarnsOnce checks that a group's warnings are printed once, under
-// the first URL they concern, however many URLs the group decides.
+// TestTestWarnsOnce checks that a finding is printed once, under the
+// first URL it concerns, however many URLs the group decides.
 func TestTestWarnsOnce(t *testing.T) {
-	status, stdout, stderr := runCLI(t, "", "test", "-robots", example, "-agent", "ExampleBot", "/private/x", "/public", "/private/open/y")
+	status, stdout, stderr := runCLI(t, "", "test", "-robots", example, "-agent", "ExampleBot", "/private/x", "/two%20words/a", "/public", "/two%20words/b")
 	if status != 0 || stderr != "" {
 		t.Fatalf("exit status %d, stderr %q", status, stderr)
 	}
 	const warning = "  error: line 8: Disallow pattern \"/two words\" contains a space; ignored: write \"/two%20words\"\n"
-	want := "DISALLOWED  /private/x\n  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" + warning
+	want := "DISALLOWED  /private/x\n  by Disallow: /private (line 6) in the group for ExampleBot (lines 5-9)\n" +
+		"ALLOWED     /two%20words/a\n  no rule matched in the group for ExampleBot (lines 5-9)\n" + warning
 	if strings.Count(stdout, warning) != 1 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("stdout:\n%s\nwant the warning once, under the first URL:\n%s", stdout, want)
 	}
@@ -206,8 +213,8 @@ func TestTestJSON(t *testing.T) {
 		if len(d.Groups) != 1 || d.Groups[0].Line != 5 || d.Groups[0].EndLine != 9 {
 			t.Errorf("groups %+v, want lines 5-9", d.Groups)
 		}
-		if len(d.Warnings) != 1 || d.Warnings[0].Line != 8 {
-			t.Errorf("warnings %+v, want the one on line 8", d.Warnings)
+		if len(d.Warnings) != 0 {
+			t.Errorf("warnings %+v, want none: line 8's pattern, /two words, cannot concern /private/x", d.Warnings)
 		}
 	})
 	t.Run("no rule matches", func(t *testing.T) {
@@ -256,5 +263,40 @@ func TestTestPreferences(t *testing.T) {
 	_, stdout, _ = runCLI(t, "", "test", "-robots", example, "-agent", "ExampleBot", "/public")
 	if strings.Contains(stdout, "train-ai") {
 		t.Errorf("a file without preference lines printed some:\n%s", stdout)
+	}
+}
+
+// TestTestListsWhatConcernsTheURL checks, on a real file, that a URL's
+// report lists the findings of the rules that, read as their authors
+// meant, could decide it, and not those of other rules of its groups
+// (www.mathworks.com.txt repeats its rules under /de/, /fr/ and /en/).
+func TestTestListsWhatConcernsTheURL(t *testing.T) {
+	status, stdout, _ := runCLI(t, "", "test", "-robots", "../../testdata/robots-corpus/www.mathworks.com.txt", "-agent", "Googlebot",
+		"/matlabcentral/answers/?s_tid=gn_mlc_ans_ans&page=2")
+	if status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	findings := lines[2:]
+	want := `  error: line 214: Disallow pattern "/matlabcentral/answers/?s_tid=gn_mlc_ans_ans&amp;*" holds the HTML entity "&amp;"`
+	if len(findings) != 1 || !strings.HasPrefix(findings[0], want) {
+		t.Errorf("findings:\n%s\nwant only line 214's, the rule meant to block the URL", strings.Join(findings, "\n"))
+	}
+}
+
+// TestTestLongPath checks that a long percent-encoded path is shown
+// decoded beside its encoded form, and that a deciding pattern that
+// repeats it is not printed again.
+func TestTestLongPath(t *testing.T) {
+	const path = "/directadmission/document/result_mnst/0_%E0%B8%9B%E0%B8%A3%E0%B8%B0%E0%B8%81%E0%B8%B2%E0%B8%A8%E0%B8%82%E0%B9%89%E0%B8%AD%E0%B9%80%E0%B8%82%E0%B8%B5%E0%B8%A2%E0%B8%99%E0%B8%8A%E0%B8%99%E0%B8%9A%E0%B8%97.pdf"
+	status, stdout, _ := runCLI(t, "", "test", "-robots", "../../testdata/robots-corpus/www.mahidol.ac.th.txt", "-agent", "Googlebot", path)
+	want := "DISALLOWED  " + path + "\n" +
+		"  decoded: /directadmission/document/result_mnst/0_\u0e1b\u0e23\u0e30\u0e01\u0e32\u0e28\u0e02\u0e49\u0e2d\u0e40\u0e02\u0e35\u0e22\u0e19\u0e0a\u0e19\u0e1a\u0e17.pdf\n" +
+		"  by Disallow: the path above (line 1047) in the * group (lines 1-1078), as no group names Googlebot\n"
+	if status != 0 || stdout != want {
+		t.Errorf("exit status %d, stdout:\n%s\nwant:\n%s", status, stdout, want)
+	}
+	if strings.Count(stdout, path) != 1 {
+		t.Errorf("the path is printed %d times, want once", strings.Count(stdout, path))
 	}
 }

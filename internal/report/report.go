@@ -42,7 +42,7 @@ type Decision struct {
 	Groups   []Group   `json:"groups"`
 	Reason   string    `json:"reason"`             // the verdict and why, policy.Decision.String
 	Why      string    `json:"-"`                  // why alone, policy.Decision.Reason
-	Warnings []Warning `json:"warnings,omitempty"` // warnings on the lines involved
+	Warnings []Warning `json:"warnings,omitempty"` // warnings on the lines involved that can concern the URL
 	Error    string    `json:"error,omitempty"`    // the URL could not be read
 	// Preferences are the URL's AI usage preferences, one per label; nil
 	// when the file has no Content-Usage or Content-Signal line.
@@ -83,7 +83,9 @@ func Decide(r *policy.Robots, rawURL string, tokens ...string) Decision {
 	var prefLines map[int]bool
 	out.Preferences, prefLines = preferencesOf(r, path, tokens)
 	for _, w := range r.Warnings() {
-		if involved(w.Line) || prefLines[w.Line] {
+		// A finding on another rule's pattern is listed only when that
+		// rule, as its author meant it, could decide this path.
+		if involved(w.Line) && (d.Matched && w.Line == d.Rule.Line || r.Concerns(w, d.Path)) || prefLines[w.Line] {
 			out.Warnings = append(out.Warnings, warningOf(w))
 		}
 	}

@@ -20,7 +20,9 @@ Disallow: /two words
 `
 
 // TestDecide checks the explanation and that only the warnings of the
-// lines involved (the applied groups and the deciding rule) are attached.
+// lines involved (the applied groups and the deciding rule) that can
+// concern the URL are attached: a finding on a rule's pattern only to
+// the paths that rule, read as meant, could match.
 func TestDecide(t *testing.T) {
 	r := policy.Parse([]byte(file))
 	tests := []struct {
@@ -31,11 +33,13 @@ func TestDecide(t *testing.T) {
 		warnLines        []int
 		resolved         string // the other form that was refused
 	}{
-		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, ""},
+		{"named group", "/private/x", "a", false, &Rule{"disallow", "/private", 6}, 5, nil, ""},
 		{"fallback group", "https://e.example/y", "other", false, &Rule{"disallow", "/", 2}, 1, []int{3}, ""},
-		{"no rule matched", "/public", "a", true, nil, 5, []int{7, 8}, ""},
-		{"dot segments resolved", "/public/../private", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, "/private"},
-		{"escaped slash decoded", "/public/..%2fprivate", "a", false, &Rule{"disallow", "/private", 6}, 5, []int{7, 8}, "/private"},
+		{"no rule matched", "/public", "a", true, nil, 5, nil, ""},
+		{"dot segments resolved", "/public/../private", "a", false, &Rule{"disallow", "/private", 6}, 5, nil, "/private"},
+		{"escaped slash decoded", "/public/..%2fprivate", "a", false, &Rule{"disallow", "/private", 6}, 5, nil, "/private"},
+		{"a misspelt rule's finding concerns its paths", "/typo/x", "a", false, &Rule{"disallow", "/typo", 7}, 5, []int{7}, ""},
+		{"an ignored rule's finding concerns the paths it was meant for", "/two%20words/x", "a", true, nil, 5, []int{8}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,5 +73,16 @@ func TestDecideBadURL(t *testing.T) {
 	b, err := json.Marshal(d)
 	if err != nil || !strings.Contains(string(b), `"groups":[]`) {
 		t.Errorf("JSON %s (%v): groups must be an empty list, not null", b, err)
+	}
+}
+
+// TestDecideKeepsTheDecidingRulesFinding checks that the finding of the
+// rule that decided is attached even when the rule as meant would not
+// match: the path holds the entity the pattern holds.
+func TestDecideKeepsTheDecidingRulesFinding(t *testing.T) {
+	r := policy.Parse([]byte("User-agent: *\nDisallow: /a&lt;b\n"))
+	d := Decide(r, "/a&lt;b", "a")
+	if d.Allowed || len(d.Warnings) != 1 || d.Warnings[0].Line != 2 {
+		t.Errorf("Decide = allowed %v, warnings %+v; want refused by line 2, with its finding", d.Allowed, d.Warnings)
 	}
 }
