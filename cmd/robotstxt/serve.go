@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,7 +68,9 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return 2
 		}
 		if cut {
-			fmt.Fprintf(stderr, "robotstxt serve: warning: %s: %s; the page starts with the rest\n", *file, cutMessage)
+			lines := strings.Count(string(text), "\n")
+			fmt.Fprintf(stderr, "robotstxt serve: warning: %s: %s; the page starts with what they read, lines 1-%d, and leaves out the rest, from line %d\n",
+				*file, cutMessage, lines, lines+1)
 		}
 		opts.Robots, opts.Source = string(text), *file
 	}

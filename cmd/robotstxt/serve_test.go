@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestServeStartsWithTheFile(t *testing.T) {
 		{"file is the start", []string{"-robots", small}, "User-agent: *\nDisallow: /x\n", small, 0, ""},
 		{"file over 500 KiB is cut as crawlers cut it", []string{"-robots", big}, "Disallow: /a\n", big,
 			len(policy.Truncate([]byte(strings.Repeat("Disallow: /a\n", policy.MaxSize/13+10)), policy.MaxSize)),
-			"content past 500 KiB is ignored"},
+			fmt.Sprintf("content past 500 KiB is ignored by crawlers; the page starts with what they read, lines 1-%[1]d, and leaves out the rest, from line %[2]d\n", policy.MaxSize/13, policy.MaxSize/13+1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
