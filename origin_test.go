@@ -182,8 +182,18 @@ func TestOneOriginPerHost(t *testing.T) {
 			c := newClock()
 			tr := NewTransport(base, Options{MinDelay: time.Hour, Now: c.Now, Sleep: c.Sleep})
 			for _, u := range tc.urls {
-				if _, err := get(t, tr, u); err != nil {
+				req, err := http.NewRequest(http.MethodGet, u, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				host := req.Host
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
 					t.Fatalf("%s: %v", u, err)
+				}
+				resp.Body.Close()
+				if req.Host != host {
+					t.Errorf("%s: the caller's request now has Host %q, not %q: RoundTrip must send a clone", u, req.Host, host)
 				}
 				// One pace: the next spelling is due an hour after this
 				// request, whichever spelling it is.

@@ -312,14 +312,9 @@ func (p *parser) cutEntity(n int, text string, hash int) {
 func decodeEntities(s string) (decoded, first string) {
 	var b strings.Builder
 	last := 0
-	for i := strings.IndexByte(s, '&'); i >= 0 && i < len(s); {
+	for i := 0; i < len(s); i++ {
 		ref, text, ok := entityAt(s[i:])
 		if !ok {
-			j := strings.IndexByte(s[i+1:], '&')
-			if j < 0 {
-				break
-			}
-			i += 1 + j
 			continue
 		}
 		if first == "" {
@@ -328,13 +323,8 @@ func decodeEntities(s string) (decoded, first string) {
 		}
 		b.WriteString(s[last:i])
 		b.WriteString(text)
-		i += len(ref)
-		last = i
-		if j := strings.IndexByte(s[i:], '&'); j >= 0 {
-			i += j
-		} else {
-			break
-		}
+		last = i + len(ref)
+		i = last - 1
 	}
 	if first == "" {
 		return s, ""
@@ -346,6 +336,9 @@ func decodeEntities(s string) (decoded, first string) {
 // entityAt returns the character reference s starts with, and the text
 // it stands for.
 func entityAt(s string) (ref, text string, ok bool) {
+	if len(s) == 0 || s[0] != '&' {
+		return "", "", false
+	}
 	for _, e := range [...]struct{ ref, text string }{
 		{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", `"`}, {"&apos;", "'"},
 	} {

@@ -300,3 +300,44 @@ func TestTestLongPath(t *testing.T) {
 		t.Errorf("the path is printed %d times, want once", strings.Count(stdout, path))
 	}
 }
+
+// TestDecoded checks when a URL is shown decoded: three escapes or more
+// that decode to printable UTF-8 text.
+func TestDecoded(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"/%E0%B8%9B", "/\u0e1b", true},
+		{"/%E0%B8", "", false},       // two escapes
+		{"/%E0%B8%9B%E0", "", false}, // not UTF-8 once decoded
+		{"/a%0Ab%0Ac%0A", "", false}, // control characters
+		{"/a%2Fb%2Fc%2F", "/a/b/c/", true},
+		{"/a%zz%20%20", "", false}, // a bad escape
+	} {
+		got, ok := decoded(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("decoded(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestTestPatternOnce checks when a deciding pattern is not printed
+// again: from longPattern octets on, when the URL repeats it.
+func TestTestPatternOnce(t *testing.T) {
+	at := "/" + strings.Repeat("a", longPattern-1) // longPattern octets
+	short := at[:longPattern-2]                    // with its "x", one octet short
+	file := "User-agent: *\nDisallow: " + at + "\nDisallow: " + short + "x\n"
+	for _, tc := range []struct {
+		url, want string
+	}{
+		{at, "by Disallow: the path above (line 2)"},
+		{"https://site.example" + at, "by Disallow: the path above (line 2)"},
+		{short + "x", "by Disallow: " + short + "x (line 3)"},
+	} {
+		_, stdout, _ := runCLI(t, file, "test", "-robots", "-", "-agent", "a", tc.url)
+		if !strings.Contains(stdout, tc.want) {
+			t.Errorf("%s:\n%s\nwant %q", tc.url, stdout, tc.want)
+		}
+	}
+}
