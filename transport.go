@@ -85,7 +85,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The request as it goes out, prepared before it waits so that the
 	// wait is the last thing before sending.
 	out := outbound(ctx, req, t.cfg.userAgent)
-	o, tk, err := t.admit(ctx, req)
+	o, tk, host, err := t.admit(ctx, req)
 	if err != nil {
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
@@ -100,7 +100,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out = req
 	} else {
 		t.stats.sent.Add(1)
-		if host, other := o.id.hostFor(out); other {
+		if host != "" {
 			if out == req {
 				out = req.Clone(ctx)
 			}
@@ -129,22 +129,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // politeness wait. It returns the origin; no origin and no error for a
 // request whose scheme robots.txt does not govern, which goes to the base
 // untouched; or the error to return unsent, the caller then closing
-// req's body.
-func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, *ticket, error) {
+// req's body. host is the Host header to send req with, "" for its own
+// (see originID.hostFor).
+func (t *Transport) admit(ctx context.Context, req *http.Request) (o *origin, tk *ticket, host string, err error) {
 	if req.URL == nil {
-		return nil, nil, errors.New("robots: request has no URL")
+		return nil, nil, "", errors.New("robots: request has no URL")
 	}
 	if t.cfg.purposesErr != nil {
-		return nil, nil, t.cfg.purposesErr
+		return nil, nil, "", t.cfg.purposesErr
 	}
 	if !isHTTP(req.URL.Scheme) {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	tg, err := targetOf(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	o := t.origins.originFor(tg.id)
+	if h, other := tg.id.hostFor(req); other {
+		host = h
+	}
+	o = t.origins.originFor(tg.id)
 	// decide decides the request on the origin's robots state as of now,
 	// renewed first when it is due, and returns the delay it is paced by.
 	// It decides once more only when the state it decided on is due by
@@ -173,13 +177,13 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (*origin, *tic
 	}
 	delay, err := decide(now)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	tk, err := t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
+	tk, err = t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return o, tk, nil
+	return o, tk, host, nil
 }
 
 // Check decides rawURL as RoundTrip would, without waiting for its
