@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -35,7 +37,8 @@ type pacer struct {
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
 
-	lines table[*line]
+	lines  table[*line]
+	pauses singleflight.Group // one read of a stored pause at a time
 	// The store's last member count for any origin; whether its last
 	// answer failed; epoch tokens offered; how long (ns) its answers
 	// lately took to be in hand, which store slots are spread by.
@@ -353,16 +356,25 @@ func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
-// paused returns the end of l's pause: the process's own, or the one any
-// member stored.
+// paused returns the end of l's pause: the process's own, and the one any
+// member stored, read once for the unpaced requests that ask meanwhile
+// (a crawl at MinDelay -1 sends thousands at once).
 func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
-	if p.fleet != nil && !l.pausedAt().After(now) {
-		until, err := p.fleet.NextSlot(ctx, l.key, SlotRequest{Member: p.member, Now: now})
-		if err == nil && until.After(now) {
+	if p.fleet == nil || l.pausedAt().After(now) {
+		return l.pausedAt()
+	}
+	ch := p.pauses.DoChan(string(l.key), func() (any, error) {
+		// Shared: each asker stops waiting when its context ends.
+		return p.fleet.NextSlot(context.WithoutCancel(ctx), l.key, SlotRequest{Member: p.member, Now: now})
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", res.Err)
+		} else if until := res.Val.(time.Time); until.After(now) {
 			l.pauseUntil(until)
-		} else if err != nil && !callerGaveUp(ctx) {
-			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", err)
 		}
+	case <-ctx.Done():
 	}
 	return l.pausedAt()
 }
