@@ -96,6 +96,18 @@ func (c *robotsCache) len() int {
 	return c.table.EstimatedSize()
 }
 
+// unreachable returns how many origins held have a robots.txt that is
+// unreachable now.
+func (c *robotsCache) unreachable() int {
+	n := 0
+	for o := range c.table.Values() {
+		if st := o.current(); st != nil && st.rec.Outcome == Unreachable {
+			n++
+		}
+	}
+	return n
+}
+
 // state returns o's robots state, renewed when it is not held or is due.
 // Concurrent callers share one renewal, run detached from ctx under the
 // fetcher's own timeout, so a caller whose context ends returns at once
@@ -163,7 +175,9 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 			// Fetch, and save what the fetch leads to, merged with what
 			// other writers stored meanwhile.
 			v := validatorsOf(base)
+			began := c.now()
 			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
+			res.took = c.now().Sub(began)
 			saved := c.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
 			base, fetched = &saved, &res
 		}

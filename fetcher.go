@@ -78,9 +78,10 @@ type fetchResult struct {
 	notModified  bool          // a 304 confirmed the stored copy
 	etag         string        // validators of a parsed body
 	lastModified string
-	vary         bool   // the response varies by User-Agent
-	url          string // the last URL requested, after redirects
-	err          error  // why unreachable, or why a redirect was not followed
+	vary         bool          // the response varies by User-Agent
+	url          string        // the last URL requested, after redirects
+	err          error         // why unreachable, or why a redirect was not followed
+	took         time.Duration // how long the fetch took, redirects included
 }
 
 // unreachable is the result of a fetch of robotsURL that got no answer

@@ -2,7 +2,7 @@ package robots
 
 import (
 	"context"
-	"sync/atomic"
+	"errors"
 	"time"
 )
 
@@ -21,7 +21,8 @@ import (
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
 // its own pace), never allowing everything. An error of a call whose
-// context had ended is the caller's and counts as no failure.
+// context had ended is the caller's and counts as no failure; one
+// matching ErrStoreSkipped is a call the store did not try.
 type Fleet interface {
 	// Load returns the record stored under key, and whether there is one.
 	Load(ctx context.Context, key RecordKey) (value []byte, found bool, err error)
@@ -146,27 +147,34 @@ type Slot struct {
 	Epoch string
 }
 
+// ErrStoreSkipped is matched by the error of a Fleet call that the
+// store did not try, as while it leaves a failed server alone for a
+// cooldown: the Transport falls back on its own state as for any error,
+// and counts the call in Stats.StoreFallbacks but not in
+// Stats.StoreErrors, which counts the calls that failed.
+var ErrStoreSkipped = errors.New("robots: fleet store skipped the call")
+
 // countedFleet is a Fleet that counts the errors of the one it
-// wraps, as Stats.StoreErrors, so that every call the transport makes,
-// from the robots cache or the pacer, is counted in one place. An error
-// of a call whose context had ended is the caller's, not the store's,
-// and is not counted.
+// wraps, as Stats.StoreErrors and Stats.StoreFallbacks, so that every
+// call the transport makes, from the robots cache or the pacer, is
+// counted in one place. An error of a call whose context had ended is
+// the caller's, not the store's, and is not counted.
 type countedFleet struct {
 	Fleet
-	errors *atomic.Int64
+	stats *counters
 }
 
-// counted returns f counting its errors into errs, or nil for no fleet.
-func counted(f Fleet, errs *atomic.Int64) Fleet {
+// counted returns f counting its errors into stats, or nil for no fleet.
+func counted(f Fleet, stats *counters) Fleet {
 	if f == nil {
 		return nil
 	}
-	return countedFleet{Fleet: f, errors: errs}
+	return countedFleet{Fleet: f, stats: stats}
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
 	if err != nil && !callerGaveUp(ctx) {
-		c.errors.Add(1)
+		c.stats.storeFailed(err)
 	}
 }
 

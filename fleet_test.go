@@ -3,17 +3,28 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// failingFleet is a Fleet whose every call fails, counting the calls.
-type failingFleet struct{ calls atomic.Int64 }
+// failingFleet is a Fleet whose every call fails, with err or else
+// errFleetDown, counting the calls.
+type failingFleet struct {
+	calls atomic.Int64
+	err   error
+}
 
 var errFleetDown = errors.New("fleet down")
 
-func (f *failingFleet) fail() error { f.calls.Add(1); return errFleetDown }
+func (f *failingFleet) fail() error {
+	f.calls.Add(1)
+	if f.err != nil {
+		return f.err
+	}
+	return errFleetDown
+}
 
 func (f *failingFleet) Load(context.Context, RecordKey) ([]byte, bool, error) {
 	return nil, false, f.fail()
@@ -44,9 +55,10 @@ type expiredContext struct{ context.Context }
 func (expiredContext) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
 
 // TestCountedFleetCountsEveryCallsError checks that the Fleet the
-// transport calls counts one error for each failed call of every one of
-// its methods (Stats.StoreErrors), and none for a call whose context had
-// ended: cancelled, or past its deadline before its timer set Err.
+// transport calls counts one fallback for each failed call of every one
+// of its methods (Stats.StoreFallbacks) and one error unless the store
+// skipped it (Stats.StoreErrors), and neither for a call whose context
+// had ended: cancelled, or past its deadline before its timer set Err.
 func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 	calls := []struct {
 		name string
@@ -66,34 +78,44 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
+	skipped := fmt.Errorf("resting: %w: %w", errFleetDown, ErrStoreSkipped)
 	for _, c := range calls {
-		t.Run(c.name, func(t *testing.T) {
-			inner := &failingFleet{}
-			var errs atomic.Int64
-			f := counted(inner, &errs)
-			for _, ctx := range []struct {
-				name   string
-				ctx    context.Context
-				counts int64
-			}{
-				{"a live context", context.Background(), 1},
-				{"a cancelled context", cancelled, 0},
-				{"a context past its deadline, Err not yet set", expiredContext{context.Background()}, 0},
-			} {
-				before, calls := errs.Load(), inner.calls.Load()
-				if err := c.call(ctx.ctx, f); !errors.Is(err, errFleetDown) {
-					t.Errorf("with %s: err = %v, want the store's own", ctx.name, err)
+		for _, failure := range []struct {
+			name  string
+			err   error
+			error int64 // counted as an error by a live call
+		}{{"failed", errFleetDown, 1}, {"skipped", skipped, 0}} {
+			t.Run(c.name+"/"+failure.name, func(t *testing.T) {
+				inner := &failingFleet{err: failure.err}
+				var stats counters
+				f := counted(inner, &stats)
+				for _, ctx := range []struct {
+					name   string
+					ctx    context.Context
+					counts int64
+				}{
+					{"a live context", context.Background(), 1},
+					{"a cancelled context", cancelled, 0},
+					{"a context past its deadline, Err not yet set", expiredContext{context.Background()}, 0},
+				} {
+					errs, fallbacks, calls := stats.storeErrors.Load(), stats.storeFallbacks.Load(), inner.calls.Load()
+					if err := c.call(ctx.ctx, f); !errors.Is(err, errFleetDown) {
+						t.Errorf("with %s: err = %v, want the store's own", ctx.name, err)
+					}
+					if inner.calls.Load() != calls+1 {
+						t.Errorf("with %s: the store was called %d times, want once", ctx.name, inner.calls.Load()-calls)
+					}
+					if n := stats.storeFallbacks.Load() - fallbacks; n != ctx.counts {
+						t.Errorf("with %s: %d fallbacks counted, want %d", ctx.name, n, ctx.counts)
+					}
+					if n := stats.storeErrors.Load() - errs; n != ctx.counts*failure.error {
+						t.Errorf("with %s: %d errors counted, want %d", ctx.name, n, ctx.counts*failure.error)
+					}
 				}
-				if inner.calls.Load() != calls+1 {
-					t.Errorf("with %s: the store was called %d times, want once", ctx.name, inner.calls.Load()-calls)
-				}
-				if n := errs.Load() - before; n != ctx.counts {
-					t.Errorf("with %s: %d errors counted, want %d", ctx.name, n, ctx.counts)
-				}
-			}
-		})
+			})
+		}
 	}
-	if counted(nil, new(atomic.Int64)) != nil {
+	if counted(nil, new(counters)) != nil {
 		t.Error("counted(nil) is a Fleet; want none, so that a transport without one has none")
 	}
 }

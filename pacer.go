@@ -25,27 +25,26 @@ import (
 // the next slot counts from the real send, told to every Pace as Held.
 // It is safe for concurrent use.
 type pacer struct {
-	now     func() time.Time
-	sleep   func(context.Context, time.Duration) error
-	local   Pace  // the process's own
-	fleet   Fleet // nil without one
-	member  string
-	logger  *slog.Logger
-	waited  *atomic.Int64 // Stats.Waited, in nanoseconds
-	waiting *atomic.Int64 // Stats.Waiting
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+	local  Pace  // the process's own
+	fleet  Fleet // nil without one
+	member string
+	logger *slog.Logger
+	stats  *counters
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
-	// The store's last member count for any origin; whether its last
-	// answer failed; epoch tokens offered; how long (ns) its answers
-	// lately took to be in hand, which store slots are spread by.
-	members atomic.Int64
-	down    atomic.Bool
-	epochs  atomic.Uint64
-	late    atomic.Int64
+	// Whether the store's last answer failed; epoch tokens offered; how
+	// long (ns) its answers lately took to be in hand, which store slots
+	// are spread by. The store's last member count for any origin is
+	// stats.members.
+	down   atomic.Bool
+	epochs atomic.Uint64
+	late   atomic.Int64
 }
 
 // maxTries bounds the answers in a row that neither reserve a slot nor
@@ -57,12 +56,11 @@ const (
 )
 
 // init readies p to pace on local, and on fleet when it is not nil.
-func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, waited, waiting *atomic.Int64) {
-	p.now, p.sleep, p.logger, p.waited, p.waiting = now, sleep, c.logger, waited, waiting
+func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
+	p.now, p.sleep, p.logger, p.stats = now, sleep, c.logger, stats
 	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
 	p.local, p.fleet = local, fleet
 	p.member = rand.Text()
-	p.members.Store(1)
 	p.lines.init(4*c.maxOrigins, now, func(key OriginKey) *line { return &line{key: key} })
 }
 
@@ -104,7 +102,9 @@ func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time
 	if delay <= 0 && !p.paused(ctx, l, now).After(now) {
 		return nil, nil // nothing to space requests by: no slot, no lock
 	}
-	return p.hold(ctx, l, l.join(), delay, now, recheck, 0)
+	tk, err := p.hold(ctx, l, l.join(), delay, now, recheck, 0)
+	p.stats.waitedFor(max(p.now().Sub(now), 0))
+	return tk, err
 }
 
 // hold is wait for w, in l's line, asking a store slot spread at least
@@ -114,7 +114,7 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 	start, waited := now, false
 	defer func() {
 		if waited {
-			p.waited.Add(int64(max(p.now().Sub(start), 0)))
+			p.stats.waited.Add(int64(max(p.now().Sub(start), 0)))
 		}
 		if err != nil {
 			l.leave(w)
@@ -197,7 +197,7 @@ func (p *pacer) estimate(ctx context.Context, l *line, delay time.Duration, now 
 func (p *pacer) alone(l *line, req *SlotRequest) {
 	n := l.members
 	if n <= 0 {
-		n = int(p.members.Load())
+		n = int(p.stats.members.Load())
 	}
 	n = max(n, 1)
 	if !l.last.IsZero() {
@@ -264,7 +264,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 // origin is free if not now, and the end of a slot kept (not gone).
 func (p *pacer) heard(l *line, slot Slot, gone bool, spread time.Duration) {
 	if slot.Members > 0 {
-		p.members.Store(int64(slot.Members))
+		p.stats.members.Store(int64(slot.Members))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -325,8 +325,8 @@ func (p *pacer) cancel(ctx context.Context, key OriginKey, at time.Time, delay t
 // sleepIn sleeps the head w for d, another waiter until woken (the line
 // moved, a pause); a wake ends the head's sleep too.
 func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Duration) error {
-	p.waiting.Add(1)
-	defer p.waiting.Add(-1)
+	p.stats.waiting.Add(1)
+	defer p.stats.waiting.Add(-1)
 	if !head {
 		select {
 		case <-w.wake:
@@ -393,6 +393,7 @@ func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
 		return
 	}
 	until := now.Add(d)
+	p.stats.paused(resp.StatusCode)
 	l.pauseUntil(until)
 	if p.fleet != nil {
 		if err := p.fleet.Pause(context.WithoutCancel(ctx), l.key, until); err != nil {

@@ -1,7 +1,11 @@
 package robots
 
 import (
+	"errors"
+	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,16 +60,50 @@ type Stats struct {
 	// slot now: those asleep until it, not those still being decided or
 	// asking a fleet store for it.
 	Waiting int
-	// StoreErrors counts the calls to a Fleet given as
-	// Options.Cache that returned an error (the transport then used its
-	// own state for the request), leaving out those cut short by the
-	// request's own context. It stays 0 for a Cache that is no
-	// Fleet.
+	// StoreErrors counts the calls to the Options.Fleet that failed: the
+	// store was asked and could not answer (the transport then used its
+	// own state for the request). A call cut short by the request's own
+	// context is the caller's and none of them, and so is one the store
+	// skipped (ErrStoreSkipped), so that it equals the failures the store
+	// counts itself (redisstore.Stats.Errors).
 	StoreErrors int64
+	// StoreFallbacks counts the calls to the Options.Fleet answered from
+	// the transport's own state: those that failed and those the store
+	// skipped while it leaves a failed server alone. Each is a request
+	// paced, or a robots.txt kept, by this process alone.
+	StoreFallbacks int64
+	// FleetMembers is how many members of the fleet, this one included,
+	// the store counted pacing an origin at the last slot it granted
+	// this process; 0 without a Fleet or before any slot.
+	FleetMembers int
+
+	// Responses counts the answers to the requests RoundTrip sent (Sent)
+	// by the class of their status, "1xx" to "5xx", or "network" when the
+	// base RoundTripper returned an error instead.
+	Responses map[string]int64
+	// Pauses counts the Retry-After pauses responses started, by their
+	// status: 429 (Too Many Requests) and 503 (Service Unavailable).
+	Pauses map[int]int64
+	// SlotErrors counts the requests that failed at once with a
+	// *SlotError: their politeness slot lay past their deadline.
+	SlotErrors int64
+	// OriginsPaused is how many origins are held in a Retry-After pause
+	// now; OriginsUnreachable how many of the origins held have a
+	// robots.txt that is unreachable now (their requests refused, or on
+	// the last good copy after Options.FallbackAfter).
+	OriginsPaused, OriginsUnreachable int
 }
 
-// statusClasses are the keys of Stats.FetchStatus.
-var statusClasses = [...]string{"2xx", "3xx", "4xx", "5xx", "network"}
+// statusClasses are the keys of Stats.FetchStatus; responseClasses those
+// of Stats.Responses, where a final 1xx (101 Switching Protocols) can come.
+var (
+	statusClasses   = [...]string{"2xx", "3xx", "4xx", "5xx", "network"}
+	responseClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "network"}
+)
+
+// pauseStatuses are the statuses whose Retry-After pauses an origin: the
+// keys of Stats.Pauses.
+var pauseStatuses = [...]int{http.StatusTooManyRequests, http.StatusServiceUnavailable}
 
 // counters are the live counts behind Stats.
 type counters struct {
@@ -78,7 +116,89 @@ type counters struct {
 	sent, robotsRequests             atomic.Int64
 	waited                           atomic.Int64 // nanoseconds
 	waiting                          atomic.Int64
-	storeErrors                      atomic.Int64
+	storeErrors, storeFallbacks      atomic.Int64
+	members                          atomic.Int64 // the store's last count; 0: none
+	responses                        [len(responseClasses)]atomic.Int64
+	pauses                           [len(pauseStatuses)]atomic.Int64
+	slotErrors                       atomic.Int64
+
+	// hooks are told of each wait and fetch: copied on write, so that
+	// telling them takes no lock.
+	hooks   atomic.Pointer[[]*Hooks]
+	hooksMu sync.Mutex // serialises the writers of hooks
+}
+
+// Hooks are told of a Transport's waits and robots.txt fetches as each
+// ends, for what a snapshot cannot carry: a histogram of them, a trace.
+// Each func may be nil. They are called on the goroutine of the request
+// or renewal, so they must be quick, must not panic and must be safe for
+// concurrent use. Give them to Transport.AddHooks.
+type Hooks struct {
+	// Waited is told how long a paced request spent waiting for its
+	// politeness slot, from its decision to its slot or to leaving the
+	// line. An unpaced request (no delay, no pause) does not wait and is
+	// not told.
+	Waited func(d time.Duration)
+	// Fetched is told what a robots.txt fetch of the transport's own came
+	// to and how long it took, redirects included; a fetch answered 304
+	// is told under the outcome of the copy it renewed.
+	Fetched func(outcome Outcome, d time.Duration)
+}
+
+// addHooks makes h told from now on and returns what stops it.
+func (c *counters) addHooks(h Hooks) (remove func()) {
+	hp := &h
+	c.hooksMu.Lock()
+	defer c.hooksMu.Unlock()
+	var cur []*Hooks
+	if p := c.hooks.Load(); p != nil {
+		cur = *p
+	}
+	next := append(slices.Clip(cur), hp)
+	c.hooks.Store(&next)
+	return func() {
+		c.hooksMu.Lock()
+		defer c.hooksMu.Unlock()
+		if p := c.hooks.Load(); p != nil {
+			next := slices.DeleteFunc(slices.Clone(*p), func(x *Hooks) bool { return x == hp })
+			c.hooks.Store(&next)
+		}
+	}
+}
+
+// waitedFor tells the hooks of a wait of d.
+func (c *counters) waitedFor(d time.Duration) {
+	if p := c.hooks.Load(); p != nil {
+		for _, h := range *p {
+			if h.Waited != nil {
+				h.Waited(d)
+			}
+		}
+	}
+}
+
+// responded counts the answer to a sent request: resp, or err.
+func (c *counters) responded(resp *http.Response, err error) {
+	i := len(responseClasses) - 1 // network
+	if err == nil && resp.StatusCode >= 100 && resp.StatusCode < 600 {
+		i = resp.StatusCode/100 - 1
+	}
+	c.responses[i].Add(1)
+}
+
+// paused counts a pause a response with status started.
+func (c *counters) paused(status int) {
+	if i := slices.Index(pauseStatuses[:], status); i >= 0 {
+		c.pauses[i].Add(1)
+	}
+}
+
+// storeFailed counts the failed store call that returned err.
+func (c *counters) storeFailed(err error) {
+	c.storeFallbacks.Add(1)
+	if !errors.Is(err, ErrStoreSkipped) {
+		c.storeErrors.Add(1)
+	}
 }
 
 // refused counts the refusal e under its kind.
@@ -112,11 +232,18 @@ func (c *counters) fetched(res fetchResult) {
 	if res.notModified {
 		c.revalidated.Add(1)
 	}
+	if p := c.hooks.Load(); p != nil {
+		for _, h := range *p {
+			if h.Fetched != nil {
+				h.Fetched(res.outcome, res.took)
+			}
+		}
+	}
 }
 
 // snapshot returns the counts as Stats, with origins the number of
-// origins held.
-func (c *counters) snapshot(origins int) Stats {
+// origins held and paused and unreachable those now so.
+func (c *counters) snapshot(origins, paused, unreachable int) Stats {
 	s := Stats{
 		Fetches: map[Outcome]int64{
 			Parsed:      c.parsed.Load(),
@@ -132,6 +259,14 @@ func (c *counters) snapshot(origins int) Stats {
 		Waited:         time.Duration(c.waited.Load()),
 		Waiting:        int(c.waiting.Load()),
 		StoreErrors:    c.storeErrors.Load(),
+		StoreFallbacks: c.storeFallbacks.Load(),
+		FleetMembers:   int(c.members.Load()),
+		Responses:      make(map[string]int64, len(responseClasses)),
+		Pauses:         make(map[int]int64, len(pauseStatuses)),
+		SlotErrors:     c.slotErrors.Load(),
+
+		OriginsPaused:      paused,
+		OriginsUnreachable: unreachable,
 
 		RefusedByRule:       c.byRule.Load(),
 		RefusedUnreachable:  c.unreachableRefused.Load(),
@@ -140,6 +275,12 @@ func (c *counters) snapshot(origins int) Stats {
 	s.Refused = s.RefusedByRule + s.RefusedUnreachable + s.RefusedByPreference
 	for i, k := range statusClasses {
 		s.FetchStatus[k] = c.status[i].Load()
+	}
+	for i, k := range responseClasses {
+		s.Responses[k] = c.responses[i].Load()
+	}
+	for i, k := range pauseStatuses {
+		s.Pauses[k] = c.pauses[i].Load()
 	}
 	return s
 }

@@ -3,9 +3,13 @@ package robots
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -182,5 +186,121 @@ func TestOrigin(t *testing.T) {
 	}
 	if got, _ := tr.Origin(u); got != info.Origin {
 		t.Errorf("Origin %q, RobotsInfo.Origin %q: want the same", got, info.Origin)
+	}
+}
+
+// TestStatsPageOutcomes checks what a crawl's pages come to in Stats:
+// the answers by status class (a base error as network), the pause a 429
+// started, the request that failed at once with a SlotError in it, the
+// origins paused and unreachable now, and the Hooks told of every paced
+// wait and robots.txt fetch, with how long each took, until removed.
+func TestStatsPageOutcomes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Host == "down.example" {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			time.Sleep(300 * time.Millisecond) // the fetch takes that long
+			io.WriteString(w, allowAll)
+		})
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/gone":
+				w.WriteHeader(http.StatusNotFound)
+			case "/busy":
+				w.Header().Set("Retry-After", "120")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "reset.example" && r.URL.Path != "/robots.txt" {
+				return nil, errors.New("connection reset")
+			}
+			return site.RoundTrip(r)
+		})
+		tr := newBubbleTransport(base, Options{MinDelay: time.Second})
+		var mu sync.Mutex
+		var waits []time.Duration
+		fetches := map[Outcome][]time.Duration{}
+		remove := tr.AddHooks(Hooks{
+			Waited: func(d time.Duration) { mu.Lock(); waits = append(waits, d); mu.Unlock() },
+			Fetched: func(o Outcome, d time.Duration) {
+				mu.Lock()
+				fetches[o] = append(fetches[o], d)
+				mu.Unlock()
+			},
+		})
+		for _, c := range []struct {
+			url  string
+			fail bool
+		}{
+			{"http://ok.example/a", false},
+			{"http://ok.example/gone", false},
+			{"http://ok.example/busy", false},
+			{"http://down.example/x", true},
+			{"http://reset.example/x", true},
+		} {
+			if _, err := bubbleGet(t, tr, c.url); (err != nil) != c.fail {
+				t.Fatalf("%s: err = %v, want failure %v", c.url, err, c.fail)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://ok.example/paused", nil)
+		if _, err := tr.RoundTrip(req); !errors.As(err, new(*SlotError)) {
+			t.Fatalf("a request due in the pause, 10s left: err = %v, want a *SlotError", err)
+		}
+
+		st := tr.Stats()
+		if want := map[string]int64{"1xx": 0, "2xx": 1, "3xx": 0, "4xx": 2, "5xx": 0, "network": 1}; !maps.Equal(st.Responses, want) {
+			t.Errorf("Responses %v, want %v", st.Responses, want)
+		}
+		if want := map[int]int64{429: 1, 503: 0}; !maps.Equal(st.Pauses, want) {
+			t.Errorf("Pauses %v, want %v", st.Pauses, want)
+		}
+		got := [...]int64{st.Sent, st.SlotErrors, int64(st.OriginsPaused), int64(st.OriginsUnreachable), int64(st.FleetMembers)}
+		if want := [...]int64{4, 1, 1, 1, 0}; got != want {
+			t.Errorf("Sent, SlotErrors, OriginsPaused, OriginsUnreachable, FleetMembers = %v, want %v", got, want)
+		}
+		mu.Lock()
+		// Paced: ok's three pages and the one refused its slot, reset's
+		// page; ok's second and third waited a second each.
+		if want := []time.Duration{0, time.Second, time.Second, 0, 0}; !slices.Equal(waits, want) {
+			t.Errorf("hooks told of waits %v, want %v", waits, want)
+		}
+		if want := map[Outcome][]time.Duration{Parsed: {300 * time.Millisecond, 300 * time.Millisecond}, Unreachable: {0}}; !maps.EqualFunc(fetches, want, slices.Equal) {
+			t.Errorf("hooks told of fetches %v, want %v", fetches, want)
+		}
+		mu.Unlock()
+
+		remove()
+		time.Sleep(3 * time.Minute) // past the pause
+		if _, err := bubbleGet(t, tr, "http://ok.example/after"); err != nil {
+			t.Fatal(err)
+		}
+		if n := tr.Stats().OriginsPaused; n != 0 {
+			t.Errorf("OriginsPaused %d after the pause ended, want 0", n)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(waits) != 5 {
+			t.Errorf("hooks told of %d waits after they were removed", len(waits)-5)
+		}
+	})
+}
+
+// TestStatsFleetMembers checks that Stats.FleetMembers is the member count
+// the store gave with the last slot, and that a store's skipped calls
+// count as fallbacks, not errors.
+func TestStatsFleetMembers(t *testing.T) {
+	c := newClock()
+	store := &fleetStub{fleetStore: newFleetStore(), clock: c, members: 3}
+	tr := NewTransport(&sendLog{clock: c}, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: store, Now: c.Now, Sleep: c.Sleep})
+	if _, err := getWithin(t, tr, "http://fleet.example/up"); err != nil {
+		t.Fatal(err)
+	}
+	if st := tr.Stats(); st.FleetMembers != 3 || st.StoreErrors != 0 || st.StoreFallbacks != 0 {
+		t.Errorf("FleetMembers %d, StoreErrors %d, StoreFallbacks %d with a store of 3 members up, want 3, 0, 0", st.FleetMembers, st.StoreErrors, st.StoreFallbacks)
 	}
 }

@@ -70,6 +70,20 @@ func (t *table[E]) get(key OriginKey) E {
 	return n.e
 }
 
+// count returns how many entries f holds true of, f called with the
+// table's lock held.
+func (t *table[E]) count(f func(E) bool) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, e := range t.m {
+		if f(e.e) {
+			n++
+		}
+	}
+	return n
+}
+
 func (t *table[E]) push(n *entry[E]) {
 	n.prev, n.next = &t.ring, t.ring.next
 	t.ring.next.prev = n

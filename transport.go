@@ -53,14 +53,14 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	if cache == nil && opts.Fleet == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
-	fleet := counted(opts.Fleet, &t.stats.storeErrors)
+	fleet := counted(opts.Fleet, &t.stats)
 	// Through t, so that the clock or the sleep a test swaps in applies
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
 	sleep := func(ctx context.Context, d time.Duration) error { return t.cfg.sleep(ctx, d) }
 	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
-	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats.waited, &t.stats.waiting)
+	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -87,6 +87,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := outbound(ctx, req, t.cfg.userAgent)
 	o, tk, host, err := t.admit(ctx, req)
 	if err != nil {
+		if _, ok := errors.AsType[*SlotError](err); ok {
+			t.stats.slotErrors.Add(1)
+		}
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
 			req.Body.Close()
@@ -98,14 +101,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// the same.
 	if o == nil {
 		out = req
-	} else {
-		t.stats.sent.Add(1)
-		if host != "" {
-			if out == req {
-				out = req.Clone(ctx)
-			}
-			out.Host = host
+	} else if host != "" {
+		if out == req {
+			out = req.Clone(ctx)
 		}
+		out.Host = host
 	}
 	// The slot counts from here: nothing comes between it and the send.
 	if err := t.pacer.handOn(ctx, tk); err != nil {
@@ -114,13 +114,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if o == nil {
+		return send(t.base, out)
+	}
+	t.stats.sent.Add(1)
 	resp, err := send(t.base, out)
+	t.stats.responded(resp, err)
 	if err != nil {
 		return nil, err
 	}
-	if o != nil {
-		t.pacer.pause(ctx, t.pacer.lineOf(o.key, &o.line), resp)
-	}
+	t.pacer.pause(ctx, t.pacer.lineOf(o.key, &o.line), resp)
 	return resp, nil
 }
 
@@ -360,10 +363,22 @@ func (t *Transport) robotsState(ctx context.Context, tg *wireTarget) (*origin, *
 	return o, st, now, err
 }
 
-// Stats returns a snapshot of the transport's counts.
+// Stats returns a snapshot of the transport's counts. It reads every
+// origin held for the ones paused and unreachable now, so it is for a
+// scrape or a report, not for every request.
 func (t *Transport) Stats() Stats {
 	t.init()
-	return t.stats.snapshot(t.origins.len())
+	now := t.cfg.now()
+	paused := t.pacer.lines.count(func(l *line) bool { return l.pausedAt().After(now) })
+	return t.stats.snapshot(t.origins.len(), paused, t.origins.unreachable())
+}
+
+// AddHooks makes t tell h of each politeness wait and robots.txt fetch
+// from now on, for metrics that keep each one (see Hooks), and returns
+// the function that stops it. It is safe to call while requests run.
+func (t *Transport) AddHooks(h Hooks) (remove func()) {
+	t.init()
+	return t.stats.addHooks(h)
 }
 
 // CloseIdleConnections closes the idle connections of the base

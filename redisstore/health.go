@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawlkit/robots"
 )
 
 // ErrUnavailable is wrapped by every error a Store returns: Redis failed,
-// timed out, or failed less than Options.Cooldown ago. The transport takes
-// it as "use your own state for this request", never as a robots.txt
+// timed out, or failed less than Options.Cooldown ago (that error, a call
+// not tried, wraps robots.ErrStoreSkipped as well). The transport takes it
+// as "use your own state for this request", never as a robots.txt
 // outcome.
 var ErrUnavailable = errors.New("redisstore: Redis unavailable")
 
@@ -87,7 +90,7 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 	start := time.Now()
 	if at := h.retryAt.Load(); at != 0 && start.UnixNano() < at {
 		h.fallbacks.Add(1)
-		return zero, fmt.Errorf("%w: %s: waiting %v after a failure", ErrUnavailable, op, h.cooldown)
+		return zero, fmt.Errorf("%w: %s: waiting %v after a failure: %w", ErrUnavailable, op, h.cooldown, robots.ErrStoreSkipped)
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
