@@ -12,8 +12,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/otelrobots"
@@ -21,8 +23,9 @@ import (
 
 // Example serves a transport's metrics to Prometheus: the OpenTelemetry
 // Prometheus exporter is the MeterProvider's reader, and its registry is
-// served on /metrics. After a small crawl, the scrape shows the decisions
-// by result and reason.
+// served on /metrics; a resource gives the crawler its service name.
+// After a small crawl, the scrape shows the decisions by result and
+// reason, and the service name on target_info.
 func Example() {
 	// A site that disallows /private and opts out of AI training on /ai/.
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +42,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	// The service name labels every series (Prometheus's job, and the
+	// target_info series); without it, it is unknown_service.
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter),
+		sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "crawl"))))
 	defer provider.Shutdown(context.Background())
 
 	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Purposes: []string{"train-ai"}})
@@ -62,7 +68,7 @@ func Example() {
 	defer resp.Body.Close()
 	lines := bufio.NewScanner(resp.Body)
 	for lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "robots_decisions_total{") {
+		if strings.HasPrefix(lines.Text(), "robots_decisions_total{") || strings.HasPrefix(lines.Text(), "target_info{") {
 			fmt.Println(lines.Text())
 		}
 	}
@@ -71,4 +77,5 @@ func Example() {
 	// robots_decisions_total{robots_decision="refused",robots_reason="preference"} 1
 	// robots_decisions_total{robots_decision="refused",robots_reason="rule"} 1
 	// robots_decisions_total{robots_decision="refused",robots_reason="unreachable"} 0
+	// target_info{service_name="crawl"} 1
 }

@@ -1,48 +1,66 @@
 // Package otelrobots reports what a robots.Transport does as OpenTelemetry
-// metrics: its robots.txt fetches, its decisions, its politeness waits,
-// the origins it holds and, optionally, the health of a redisstore.Store.
+// metrics: its robots.txt fetches, its decisions, the pages it sent and
+// what they answered, its politeness waits and pauses, the origins it
+// holds, its fleet store and, optionally, the health of a
+// redisstore.Store.
 //
 // It is a module of its own, as go-redis keeps redisotel apart, so that
-// the robots module depends on no OpenTelemetry package. Every instrument
-// is asynchronous: it reads Transport.Stats (and Store.Stats) when the
-// MeterProvider collects, so that registering adds nothing to a request's
-// path. No instrument has an attribute per origin or URL, whose values a
-// crawl would make unbounded.
+// the robots module depends on no OpenTelemetry package. The counters and
+// gauges are asynchronous: they read Transport.Stats (and Store.Stats)
+// when the MeterProvider collects, adding nothing to a request's path.
+// The two histograms record each wait and each robots.txt fetch as it
+// ends, through Transport.AddHooks. No instrument has an attribute per
+// origin or URL, whose values a crawl would make unbounded.
 //
 // The instruments, named by the OpenTelemetry conventions and exported by
 // the Prometheus exporter under the names in brackets:
 //
-//	robots.fetches              counter   {fetch}     robots.outcome                  [robots_fetches_total]
-//	robots.fetch.status_classes counter   {fetch}     robots.status_class             [robots_fetch_status_classes_total]
-//	robots.revalidations        counter   {fetch}                                     [robots_revalidations_total]
-//	robots.decisions            counter   {decision}  robots.decision, robots.reason  [robots_decisions_total]
-//	robots.requests.sent        counter   {request}                                   [robots_requests_sent_total]
-//	robots.robots_txt.requests  counter   {request}                                   [robots_robots_txt_requests_total]
-//	robots.wait.time            counter   s                                           [robots_wait_time_seconds_total]
-//	robots.requests.waiting     updown    {request}                                   [robots_requests_waiting]
-//	robots.origins              updown    {origin}                                    [robots_origins]
-//	robots.store.errors         counter   {error}                                     [robots_store_errors_total]
+//	robots.txt.fetches           counter    {fetch}     robots.outcome                  [robots_txt_fetches_total]
+//	robots.txt.responses         counter    {fetch}     robots.status_class             [robots_txt_responses_total]
+//	robots.txt.revalidations     counter    {fetch}                                     [robots_txt_revalidations_total]
+//	robots.txt.fetch.duration    histogram  s           robots.outcome                  [robots_txt_fetch_duration_seconds]
+//	robots.decisions             counter    {decision}  robots.decision, robots.reason  [robots_decisions_total]
+//	robots.requests.sent         counter    {request}   robots.target                   [robots_requests_sent_total]
+//	robots.responses             counter    {response}  robots.status_class             [robots_responses_total]
+//	robots.wait.duration         histogram  s                                           [robots_wait_duration_seconds]
+//	robots.requests.waiting      updown     {request}                                   [robots_requests_waiting]
+//	robots.pauses                counter    {pause}     http.response.status_code       [robots_pauses_total]
+//	robots.slot_errors           counter    {request}                                   [robots_slot_errors_total]
+//	robots.origins               updown     {origin}                                    [robots_origins]
+//	robots.origins.paused        updown     {origin}                                    [robots_origins_paused]
+//	robots.origins.unreachable   updown     {origin}                                    [robots_origins_unreachable]
+//	robots.fleet.members         gauge      {member}                                    [robots_fleet_members]
+//	robots.fleet.errors          counter    {error}                                     [robots_fleet_errors_total]
+//	robots.fleet.fallbacks       counter    {call}                                      [robots_fleet_fallbacks_total]
 //
 // and with WithStore:
 //
-//	robots.redisstore.calls     counter   {call}                                      [robots_redisstore_calls_total]
-//	robots.redisstore.errors    counter   {error}                                     [robots_redisstore_errors_total]
-//	robots.redisstore.fallbacks counter   {call}                                      [robots_redisstore_fallbacks_total]
+//	robots.redisstore.calls      counter    {call}                                      [robots_redisstore_calls_total]
+//	robots.redisstore.errors     counter    {error}                                     [robots_redisstore_errors_total]
+//	robots.redisstore.fallbacks  counter    {call}                                      [robots_redisstore_fallbacks_total]
 //
 // robots.outcome is parsed, unavailable or unreachable; robots.status_class
-// is 2xx, 3xx, 4xx, 5xx or network; robots.decision is allowed or refused,
-// and a refusal's robots.reason is rule (drop the URL), unreachable
-// (requeue it) or preference (an AI usage preference). What each counts is
-// the godoc of the robots.Stats field it reads.
+// is 1xx to 5xx, or network when no answer came; robots.decision is
+// allowed or refused, and a refusal's robots.reason is rule (drop the
+// URL), unreachable (requeue it) or preference (an AI usage preference);
+// robots.target is page, or robots.txt for a request for /robots.txt
+// itself; a pause's status code is 429 or 503. robots.fleet.errors are
+// the store calls that failed, and equal the store's own count
+// (robots.redisstore.errors); robots.fleet.fallbacks are all the calls
+// answered from the process's own state, those failed and those the
+// store skipped during its cooldown. What each counts is the godoc of the
+// robots.Stats field it reads.
 package otelrobots
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 
 	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/redisstore"
@@ -51,6 +69,14 @@ import (
 // ScopeName is the instrumentation scope the instruments are registered
 // under: the meter's name.
 const ScopeName = "github.com/crawlkit/robots/otelrobots"
+
+// Bucket boundaries, in seconds. A wait runs from nothing to a
+// Crawl-delay or a Retry-After of minutes; a robots.txt fetch from
+// milliseconds to its timeout.
+var (
+	waitBuckets  = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+	fetchBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+)
 
 // Option changes what Register registers.
 type Option func(*config)
@@ -61,15 +87,15 @@ type config struct {
 
 // WithStore adds the instruments of store's health (calls, errors and
 // fallbacks, from redisstore.Store.Stats), for a transport whose
-// Options.Cache is store.
+// Options.Fleet is store.
 func WithStore(store *redisstore.Store) Option {
 	return func(c *config) { c.store = store }
 }
 
 // Register registers the instruments of t with a meter of mp (the global
-// MeterProvider when mp is nil) and returns the registration of their
-// callback: Unregister stops the reporting. It returns an error when t
-// is nil or an instrument cannot be created.
+// MeterProvider when mp is nil) and returns their registration:
+// Unregister stops the reporting and the recording of the histograms. It
+// returns an error when t is nil or an instrument cannot be created.
 func Register(t *robots.Transport, mp metric.MeterProvider, opts ...Option) (metric.Registration, error) {
 	if t == nil {
 		return nil, errors.New("otelrobots: Register needs a Transport")
@@ -86,23 +112,49 @@ func Register(t *robots.Transport, mp metric.MeterProvider, opts ...Option) (met
 	if err := ins.create(m, c.store != nil); err != nil {
 		return nil, err
 	}
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		ins.observe(o, t.Stats())
 		if c.store != nil {
 			ins.observeStore(o, c.store.Stats())
 		}
 		return nil
 	}, ins.all()...)
+	if err != nil {
+		return nil, err
+	}
+	remove := t.AddHooks(robots.Hooks{
+		Waited: func(d time.Duration) {
+			ins.waits.Record(context.Background(), d.Seconds())
+		},
+		Fetched: func(outcome robots.Outcome, d time.Duration) {
+			ins.fetchTimes.Record(context.Background(), d.Seconds(), outcomeAttrs[outcome])
+		},
+	})
+	return registration{callback: reg, hooks: remove}, nil
+}
+
+// registration is Register's: the callback's and the hooks'.
+type registration struct {
+	embedded.Registration
+	callback metric.Registration
+	hooks    func()
+}
+
+// Unregister stops the callback and the hooks.
+func (r registration) Unregister() error {
+	r.hooks()
+	return r.callback.Unregister()
 }
 
 // instruments are the instruments Register creates.
 type instruments struct {
-	fetches, statuses, revalidations metric.Int64ObservableCounter
-	decisions                        metric.Int64ObservableCounter
-	sent, robotsRequests             metric.Int64ObservableCounter
-	waited                           metric.Float64ObservableCounter
-	waiting, origins                 metric.Int64ObservableUpDownCounter
-	storeErrors                      metric.Int64ObservableCounter
+	fetches, responsesTxt, revalidations metric.Int64ObservableCounter
+	decisions, sent, responses           metric.Int64ObservableCounter
+	pauses, slotErrors                   metric.Int64ObservableCounter
+	fleetErrors, fleetFallbacks          metric.Int64ObservableCounter
+	waiting, origins, paused, down       metric.Int64ObservableUpDownCounter
+	members                              metric.Int64ObservableGauge
+	waits, fetchTimes                    metric.Float64Histogram
 
 	storeCalls, storeFailures, storeFallbacks metric.Int64ObservableCounter
 }
@@ -114,23 +166,36 @@ func (ins *instruments) create(m metric.Meter, store bool) error {
 		errs = append(errs, err)
 		return c
 	}
-	gauge := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
+	updown := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
 		c, err := m.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
-	ins.fetches = counter("robots.fetches", "{fetch}", "robots.txt fetches by outcome.")
-	ins.statuses = counter("robots.fetch.status_classes", "{fetch}", "robots.txt fetches by the class of the status they ended on; network when no answer came.")
-	ins.revalidations = counter("robots.revalidations", "{fetch}", "robots.txt fetches answered 304 Not Modified, whose stored copy was renewed.")
+	histogram := func(name, desc string, buckets []float64) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(buckets...))
+		errs = append(errs, err)
+		return h
+	}
+	ins.fetches = counter("robots.txt.fetches", "{fetch}", "robots.txt fetches of the transport's own, by outcome.")
+	ins.responsesTxt = counter("robots.txt.responses", "{fetch}", "robots.txt fetches by the class of the status they ended on; network when no answer came.")
+	ins.revalidations = counter("robots.txt.revalidations", "{fetch}", "robots.txt fetches answered 304 Not Modified, whose stored copy was renewed.")
+	ins.fetchTimes = histogram("robots.txt.fetch.duration", "How long each robots.txt fetch took, redirects included, by outcome.", fetchBuckets)
 	ins.decisions = counter("robots.decisions", "{decision}", "Requests decided, by result and, for a refusal, its reason.")
-	ins.sent = counter("robots.requests.sent", "{request}", "Requests handed to the base RoundTripper.")
-	ins.robotsRequests = counter("robots.robots_txt.requests", "{request}", "Requests for /robots.txt itself that went through the transport.")
+	ins.sent = counter("robots.requests.sent", "{request}", "Requests handed to the base RoundTripper: pages, and requests for /robots.txt itself.")
+	ins.responses = counter("robots.responses", "{response}", "Answers to the requests sent, by status class; network when the base RoundTripper failed.")
+	ins.waits = histogram("robots.wait.duration", "How long each paced request waited for its politeness slot.", waitBuckets)
+	ins.waiting = updown("robots.requests.waiting", "{request}", "Requests asleep until their politeness slot now.")
+	ins.pauses = counter("robots.pauses", "{pause}", "Retry-After pauses that responses started, by their status.")
+	ins.slotErrors = counter("robots.slot_errors", "{request}", "Requests failed at once because their politeness slot lay past their deadline.")
+	ins.origins = updown("robots.origins", "{origin}", "Origins whose robots state is held in memory.")
+	ins.paused = updown("robots.origins.paused", "{origin}", "Origins held in a Retry-After pause now.")
+	ins.down = updown("robots.origins.unreachable", "{origin}", "Origins whose robots.txt is unreachable now.")
 	var err error
-	ins.waited, err = m.Float64ObservableCounter("robots.wait.time", metric.WithUnit("s"), metric.WithDescription("Time requests spent waiting for their politeness slot."))
+	ins.members, err = m.Int64ObservableGauge("robots.fleet.members", metric.WithUnit("{member}"),
+		metric.WithDescription("Fleet members pacing an origin, this one included, at the last slot the store granted."))
 	errs = append(errs, err)
-	ins.waiting = gauge("robots.requests.waiting", "{request}", "Requests waiting for their politeness slot now.")
-	ins.origins = gauge("robots.origins", "{origin}", "Origins whose robots state is held in memory.")
-	ins.storeErrors = counter("robots.store.errors", "{error}", "Calls to the fleet store that failed; the transport used its own state.")
+	ins.fleetErrors = counter("robots.fleet.errors", "{error}", "Calls to the fleet store that failed: it was asked and could not answer.")
+	ins.fleetFallbacks = counter("robots.fleet.fallbacks", "{call}", "Calls to the fleet store answered from the process's own state: failed, or skipped in the store's cooldown.")
 	if store {
 		ins.storeCalls = counter("robots.redisstore.calls", "{call}", "Calls the Redis store was given.")
 		ins.storeFailures = counter("robots.redisstore.errors", "{error}", "Calls Redis failed or did not answer in time.")
@@ -141,48 +206,69 @@ func (ins *instruments) create(m metric.Meter, store bool) error {
 
 // all returns the instruments the callback observes.
 func (ins *instruments) all() []metric.Observable {
-	all := []metric.Observable{ins.fetches, ins.statuses, ins.revalidations, ins.decisions, ins.sent,
-		ins.robotsRequests, ins.waited, ins.waiting, ins.origins, ins.storeErrors}
+	all := []metric.Observable{ins.fetches, ins.responsesTxt, ins.revalidations, ins.decisions,
+		ins.sent, ins.responses, ins.waiting, ins.pauses, ins.slotErrors, ins.origins, ins.paused,
+		ins.down, ins.members, ins.fleetErrors, ins.fleetFallbacks}
 	if ins.storeCalls != nil {
 		all = append(all, ins.storeCalls, ins.storeFailures, ins.storeFallbacks)
 	}
 	return all
 }
 
-// Attribute keys, and the attribute sets of the decisions, made once.
+// Attribute keys, and the attribute sets that do not vary, made once.
 var (
 	outcomeKey  = attribute.Key("robots.outcome")
 	classKey    = attribute.Key("robots.status_class")
 	decisionKey = attribute.Key("robots.decision")
 	reasonKey   = attribute.Key("robots.reason")
+	targetKey   = attribute.Key("robots.target")
+	statusKey   = attribute.Key("http.response.status_code")
 
 	allowed       = metric.WithAttributes(decisionKey.String("allowed"))
 	byRule        = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("rule"))
 	byUnreachable = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("unreachable"))
 	byPreference  = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("preference"))
+	pages         = metric.WithAttributes(targetKey.String("page"))
+	robotsTxt     = metric.WithAttributes(targetKey.String("robots.txt"))
+
+	outcomeAttrs = map[robots.Outcome]metric.MeasurementOption{
+		robots.Parsed:      metric.WithAttributes(outcomeKey.String(robots.Parsed.String())),
+		robots.Unavailable: metric.WithAttributes(outcomeKey.String(robots.Unavailable.String())),
+		robots.Unreachable: metric.WithAttributes(outcomeKey.String(robots.Unreachable.String())),
+	}
 )
 
 // observe reports s.
 func (ins *instruments) observe(o metric.Observer, s robots.Stats) {
-	// Stats holds every outcome and status class, so that these are the
-	// transport's own lists, whatever it adds.
+	// Stats holds every outcome, status class and pause status, so that
+	// these are the transport's own lists, whatever it adds.
 	for outcome, n := range s.Fetches {
 		o.ObserveInt64(ins.fetches, n, metric.WithAttributes(outcomeKey.String(outcome.String())))
 	}
 	for class, n := range s.FetchStatus {
-		o.ObserveInt64(ins.statuses, n, metric.WithAttributes(classKey.String(class)))
+		o.ObserveInt64(ins.responsesTxt, n, metric.WithAttributes(classKey.String(class)))
 	}
 	o.ObserveInt64(ins.revalidations, s.Revalidated)
 	o.ObserveInt64(ins.decisions, s.Allowed, allowed)
 	o.ObserveInt64(ins.decisions, s.RefusedByRule, byRule)
 	o.ObserveInt64(ins.decisions, s.RefusedUnreachable, byUnreachable)
 	o.ObserveInt64(ins.decisions, s.RefusedByPreference, byPreference)
-	o.ObserveInt64(ins.sent, s.Sent)
-	o.ObserveInt64(ins.robotsRequests, s.RobotsRequests)
-	o.ObserveFloat64(ins.waited, s.Waited.Seconds())
+	o.ObserveInt64(ins.sent, s.Sent-s.RobotsRequests, pages)
+	o.ObserveInt64(ins.sent, s.RobotsRequests, robotsTxt)
+	for class, n := range s.Responses {
+		o.ObserveInt64(ins.responses, n, metric.WithAttributes(classKey.String(class)))
+	}
 	o.ObserveInt64(ins.waiting, int64(s.Waiting))
+	for status, n := range s.Pauses {
+		o.ObserveInt64(ins.pauses, n, metric.WithAttributes(statusKey.Int(status)))
+	}
+	o.ObserveInt64(ins.slotErrors, s.SlotErrors)
 	o.ObserveInt64(ins.origins, int64(s.Origins))
-	o.ObserveInt64(ins.storeErrors, s.StoreErrors)
+	o.ObserveInt64(ins.paused, int64(s.OriginsPaused))
+	o.ObserveInt64(ins.down, int64(s.OriginsUnreachable))
+	o.ObserveInt64(ins.members, int64(s.FleetMembers))
+	o.ObserveInt64(ins.fleetErrors, s.StoreErrors)
+	o.ObserveInt64(ins.fleetFallbacks, s.StoreFallbacks)
 }
 
 // observeStore reports s.

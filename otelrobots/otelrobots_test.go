@@ -161,30 +161,39 @@ func TestScrape(t *testing.T) {
 
 	got := scrapeNow()
 	for series, want := range map[string]float64{
-		`robots_fetches_total{robots_outcome="parsed"}`:                                 1,
-		`robots_fetches_total{robots_outcome="unreachable"}`:                            1,
-		`robots_fetches_total{robots_outcome="unavailable"}`:                            0,
-		`robots_fetch_status_classes_total{robots_status_class="2xx"}`:                  1,
-		`robots_fetch_status_classes_total{robots_status_class="5xx"}`:                  1,
-		`robots_revalidations_total`:                                                    0,
+		`robots_txt_fetches_total{robots_outcome="parsed"}`:                             1,
+		`robots_txt_fetches_total{robots_outcome="unreachable"}`:                        1,
+		`robots_txt_fetches_total{robots_outcome="unavailable"}`:                        0,
+		`robots_txt_responses_total{robots_status_class="2xx"}`:                         1,
+		`robots_txt_responses_total{robots_status_class="5xx"}`:                         1,
+		`robots_txt_revalidations_total`:                                                0,
+		`robots_txt_fetch_duration_seconds_count{robots_outcome="parsed"}`:              1,
+		`robots_txt_fetch_duration_seconds_count{robots_outcome="unreachable"}`:         1,
 		`robots_decisions_total{robots_decision="allowed"}`:                             2,
 		`robots_decisions_total{robots_decision="refused",robots_reason="rule"}`:        2,
 		`robots_decisions_total{robots_decision="refused",robots_reason="unreachable"}`: 1,
 		`robots_decisions_total{robots_decision="refused",robots_reason="preference"}`:  1,
-		`robots_requests_sent_total`:                                                    2,
-		`robots_robots_txt_requests_total`:                                              0,
-		`robots_wait_time_seconds_total`:                                                1,
+		`robots_requests_sent_total{robots_target="page"}`:                              2,
+		`robots_requests_sent_total{robots_target="robots.txt"}`:                        0,
+		`robots_responses_total{robots_status_class="2xx"}`:                             2,
+		`robots_wait_duration_seconds_count`:                                            2,
+		`robots_wait_duration_seconds_sum`:                                              1,
+		`robots_wait_duration_seconds_bucket{le="0.01"}`:                                1,
+		`robots_wait_duration_seconds_bucket{le="1"}`:                                   2,
 		`robots_requests_waiting`:                                                       0,
 		`robots_origins`:                                                                2,
-		`robots_store_errors_total`:                                                     0,
+		`robots_origins_unreachable`:                                                    1,
+		`robots_fleet_errors_total`:                                                     0,
+		`robots_fleet_members`:                                                          0,
 	} {
 		if v, ok := got.values[series]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
 		}
 	}
 	for name, typ := range map[string]string{
-		"robots_fetches_total": "counter", "robots_decisions_total": "counter",
-		"robots_wait_time_seconds_total": "counter", "robots_requests_waiting": "gauge", "robots_origins": "gauge",
+		"robots_txt_fetches_total": "counter", "robots_decisions_total": "counter",
+		"robots_wait_duration_seconds": "histogram", "robots_txt_fetch_duration_seconds": "histogram",
+		"robots_requests_waiting": "gauge", "robots_origins": "gauge", "robots_fleet_members": "gauge",
 	} {
 		base := strings.TrimSuffix(name, "_total")
 		if got.types[name] != typ && got.types[base] != typ {
@@ -202,8 +211,9 @@ func TestScrape(t *testing.T) {
 }
 
 // TestScrapeStore checks that WithStore reports the Redis store's calls
-// and errors, and that the transport's own count of fleet-store errors
-// grows when Redis goes away.
+// and errors, that the transport's own count of fleet-store errors grows
+// when Redis goes away, and that Unregister stops the callback and the
+// histograms.
 func TestScrapeStore(t *testing.T) {
 	srv := redistest.Start(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -230,22 +240,141 @@ func TestScrapeStore(t *testing.T) {
 		resp.Body.Close()
 	}
 	get("/up")
-	if got := scrapeNow(); got.values["robots_redisstore_calls_total"] == 0 || got.values["robots_redisstore_errors_total"] != 0 || got.values["robots_store_errors_total"] != 0 {
+	if got := scrapeNow(); got.values["robots_redisstore_calls_total"] == 0 || got.values["robots_redisstore_errors_total"] != 0 || got.values["robots_fleet_errors_total"] != 0 {
 		t.Errorf("with Redis up: calls %v, errors %v, transport's store errors %v; want calls and no errors",
-			got.values["robots_redisstore_calls_total"], got.values["robots_redisstore_errors_total"], got.values["robots_store_errors_total"])
+			got.values["robots_redisstore_calls_total"], got.values["robots_redisstore_errors_total"], got.values["robots_fleet_errors_total"])
 	}
 	srv.Stop()
 	get("/down")
 	got := scrapeNow()
-	if got.values["robots_redisstore_errors_total"] == 0 || got.values["robots_store_errors_total"] == 0 {
+	if got.values["robots_redisstore_errors_total"] == 0 || got.values["robots_fleet_errors_total"] == 0 {
 		t.Errorf("with Redis down: store errors %v, transport's store errors %v; want both counted",
-			got.values["robots_redisstore_errors_total"], got.values["robots_store_errors_total"])
+			got.values["robots_redisstore_errors_total"], got.values["robots_fleet_errors_total"])
 	}
 	if err := reg.Unregister(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := scrapeNow().values["robots_origins"]; ok {
 		t.Error("the instruments still report after Unregister")
+	}
+	waits := scrapeNow().values["robots_wait_duration_seconds_count"]
+	get("/after")
+	if n := scrapeNow().values["robots_wait_duration_seconds_count"]; n != waits {
+		t.Errorf("a wait after Unregister was recorded: %v waits, want %v", n, waits)
+	}
+}
+
+// TestScrapeOutcomes checks the metrics an operator watches in trouble,
+// each with a value a crawl's trouble gives it: a page answered 404, one
+// answered 429 that pauses its origin, a request failed at once because
+// its slot lies in that pause, an origin whose robots.txt answers 503,
+// the fleet's member, and a Redis that goes away, whose errors the
+// transport counts exactly as the store counts them, apart from the
+// calls answered without it.
+func TestScrapeOutcomes(t *testing.T) {
+	srv := redistest.Start(t)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case "/gone":
+			w.WriteHeader(http.StatusNotFound)
+		case "/busy":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			io.WriteString(w, "page")
+		}
+	})
+	site := httptest.NewServer(handler)
+	t.Cleanup(site.Close)
+	other := httptest.NewServer(handler)
+	t.Cleanup(other.Close)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	// A long cooldown, so that the calls after the first failure are
+	// skipped: fallbacks, not errors.
+	store := redisstore.New(rdb, redisstore.Options{Prefix: "outcomes:", Timeout: 200 * time.Millisecond, Cooldown: time.Hour})
+	clock := fakeclock.New()
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: time.Second, Fleet: store, Now: clock.Now, Sleep: clock.Sleep})
+	provider, scrapeNow := prometheusServer(t)
+	if _, err := otelrobots.Register(tr, provider, otelrobots.WithStore(store)); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	for _, u := range []string{site.URL + "/a", site.URL + "/gone", site.URL + "/busy", down.URL + "/x"} {
+		resp, err := client.Get(u)
+		if err == nil {
+			resp.Body.Close()
+		} else if u != down.URL+"/x" || !errors.Is(err, robots.ErrDisallowed) {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site.URL+"/in-the-pause", nil)
+	if _, err := client.Do(req); !errors.As(err, new(*robots.SlotError)) {
+		t.Fatalf("a request due 30s on, 10s left: err = %v, want a *robots.SlotError", err)
+	}
+
+	got := scrapeNow()
+	for series, want := range map[string]float64{
+		`robots_responses_total{robots_status_class="2xx"}`:                     1,
+		`robots_responses_total{robots_status_class="4xx"}`:                     2,
+		`robots_responses_total{robots_status_class="5xx"}`:                     0,
+		`robots_responses_total{robots_status_class="network"}`:                 0,
+		`robots_pauses_total{http_response_status_code="429"}`:                  1,
+		`robots_pauses_total{http_response_status_code="503"}`:                  0,
+		`robots_slot_errors_total`:                                              1,
+		`robots_origins_paused`:                                                 1,
+		`robots_origins_unreachable`:                                            1,
+		`robots_fleet_members`:                                                  1,
+		`robots_requests_sent_total{robots_target="page"}`:                      3,
+		`robots_wait_duration_seconds_count`:                                    4,
+		`robots_txt_fetch_duration_seconds_count{robots_outcome="parsed"}`:      1,
+		`robots_txt_fetch_duration_seconds_count{robots_outcome="unreachable"}`: 1,
+		`robots_fleet_errors_total`:                                             0,
+		`robots_fleet_fallbacks_total`:                                          0,
+	} {
+		if v, ok := got.values[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+
+	// The second and third pages waited their second, the first and the
+	// one refused its slot nothing; the store rounds a slot up to its
+	// millisecond.
+	// The first page and the one refused its slot waited nothing, the
+	// second and third their second and the half millisecond by which a
+	// fleet slot is spread at least.
+	if buckets := [...]float64{got.values[`robots_wait_duration_seconds_bucket{le="0.01"}`], got.values[`robots_wait_duration_seconds_bucket{le="2"}`]}; buckets != [...]float64{2, 4} {
+		t.Errorf("robots_wait_duration_seconds_bucket le 0.01 and 2: %v, want [2 4]", buckets)
+	}
+	if sum := got.values["robots_wait_duration_seconds_sum"]; sum < 2 || sum > 2.002 {
+		t.Errorf("robots_wait_duration_seconds_sum = %v, want 2 seconds", sum)
+	}
+
+	srv.Stop()
+	for _, path := range []string{"/1", "/2", "/3"} {
+		resp, err := client.Get(other.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	got = scrapeNow()
+	errs, fallbacks := got.values["robots_fleet_errors_total"], got.values["robots_fleet_fallbacks_total"]
+	if want := got.values["robots_redisstore_errors_total"]; errs != want || errs == 0 {
+		t.Errorf("with Redis down: fleet errors %v, the store counted %v; want them equal and not 0", errs, want)
+	}
+	if want := got.values["robots_redisstore_fallbacks_total"]; fallbacks != want || fallbacks <= errs {
+		t.Errorf("with Redis down: fleet fallbacks %v, the store counted %v, errors %v; want them equal and more than the errors",
+			fallbacks, want, errs)
 	}
 }
 
