@@ -66,8 +66,8 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		ws := report.Warnings(f.robots)
-		if f.cutLine > 0 {
-			ws = append(ws, report.Warning{Line: f.cutLine, Message: cutMessage, Severity: policy.SeverityWarning.String()})
+		if f.cut != nil {
+			ws = append(ws, f.cut.Warning())
 		}
 		failed := slices.ContainsFunc(ws, func(w report.Warning) bool { return fails(w, threshold) })
 		if status == 0 && failed {

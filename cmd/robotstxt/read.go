@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/crawlkit/robots/internal/cases"
+	"github.com/crawlkit/robots/internal/report"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -22,13 +23,10 @@ const stdinName = "<stdin>"
 type robotsFile struct {
 	name   string // as given, or stdinName
 	robots *policy.Robots
-	// cutLine is the first line that crawlers ignore for lying past
-	// policy.MaxSize, or 0 when they read the whole file.
-	cutLine int
+	// cut is where crawlers stop reading it, or nil when they read the
+	// whole file.
+	cut *report.Cut
 }
-
-// cutMessage is the warning for content past policy.MaxSize.
-const cutMessage = "content past 500 KiB is ignored by crawlers"
 
 // loadRobots reads and parses the robots.txt file name ("-" for stdin)
 // as a crawler reads it (see readRobots).
@@ -43,7 +41,7 @@ func loadRobots(name string, stdin io.Reader) (robotsFile, error) {
 	}
 	f.robots = policy.Parse(data)
 	if cut {
-		f.cutLine = f.robots.Lines() + 1
+		f.cut = &report.Cut{Line: f.robots.Lines() + 1, Bytes: len(data)}
 	}
 	return f, nil
 }
@@ -54,6 +52,12 @@ func loadRobots(name string, stdin io.Reader) (robotsFile, error) {
 // size, even an endless one, costs the same. It reports whether content
 // past the limit was cut.
 func readRobots(name string, stdin io.Reader) (data []byte, cut bool, err error) {
+	return readUpTo(name, stdin, policy.MaxSize)
+}
+
+// readUpTo reads the file name ("-" for stdin) up to limit bytes, to the
+// last whole line, and reports whether more followed.
+func readUpTo(name string, stdin io.Reader, limit int) (data []byte, cut bool, err error) {
 	r := stdin
 	if name != "-" {
 		file, err := os.Open(name)
@@ -63,7 +67,7 @@ func readRobots(name string, stdin io.Reader) (data []byte, cut bool, err error)
 		defer file.Close()
 		r = file
 	}
-	data, err = io.ReadAll(io.LimitReader(r, policy.MaxSize+2))
+	data, err = io.ReadAll(io.LimitReader(r, int64(limit)+2))
 	if err != nil {
 		// A file's errors name it already; stdin's do not.
 		if name == "-" {
@@ -71,19 +75,15 @@ func readRobots(name string, stdin io.Reader) (data []byte, cut bool, err error)
 		}
 		return nil, false, err
 	}
-	kept := policy.Truncate(data, policy.MaxSize)
-	rest := data[len(kept):]
-	if bytes.HasSuffix(kept, []byte("\r")) && bytes.HasPrefix(rest, []byte("\n")) {
-		rest = rest[1:] // the cut fell inside a CRLF
-	}
-	return kept, len(rest) > 0, nil
+	data, cut = report.CutAt(data, limit)
+	return data, cut, nil
 }
 
 // warnCut tells on stderr that part of f is ignored, for the commands
 // whose output has no place for file warnings.
 func (f robotsFile) warnCut(cmd string, stderr io.Writer) {
-	if f.cutLine > 0 {
-		fmt.Fprintf(stderr, "robotstxt %s: warning: %s:%d: %s\n", cmd, f.name, f.cutLine, cutMessage)
+	if f.cut != nil {
+		fmt.Fprintf(stderr, "robotstxt %s: warning: %s:%d: %s\n", cmd, f.name, f.cut.Line, report.CutMessage)
 	}
 }
 

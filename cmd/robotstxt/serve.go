@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/crawlkit/robots/internal/explorer"
+	"github.com/crawlkit/robots/internal/report"
+	"github.com/crawlkit/robots/policy"
 )
 
 const serveSynopsis = "usage: robotstxt serve [-addr HOST:PORT] [-robots FILE]\n"
@@ -62,15 +63,10 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	var opts explorer.Options
 	if *file != "" {
-		text, cut, err := readRobots(*file, os.Stdin)
+		text, err := readForPage(*file, os.Stdin, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "robotstxt serve: %v\n", err)
 			return 2
-		}
-		if cut {
-			lines := strings.Count(string(text), "\n")
-			fmt.Fprintf(stderr, "robotstxt serve: warning: %s: %s; the page starts with what they read, lines 1-%d, and leaves out the rest, from line %d\n",
-				*file, cutMessage, lines, lines+1)
 		}
 		opts.Robots, opts.Source = string(text), *file
 	}
@@ -85,6 +81,27 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// readForPage reads the robots.txt file name ("-" for stdin) for the page
+// to start with: the whole file, up to explorer.MaxRobots, so that the
+// page shows where crawlers stop reading it and what they never read,
+// which it says on stderr too.
+func readForPage(name string, stdin io.Reader, stderr io.Writer) ([]byte, error) {
+	text, over, err := readUpTo(name, stdin, explorer.MaxRobots)
+	if err != nil {
+		return nil, err
+	}
+	if over {
+		fmt.Fprintf(stderr, "robotstxt serve: warning: %s is over %d KiB: the page starts with its first %d KiB, up to the last whole line\n",
+			name, explorer.MaxRobots>>10, explorer.MaxRobots>>10)
+	}
+	if read, cut := report.Crawled(text); cut {
+		from := policy.Parse(read).Lines() + 1
+		fmt.Fprintf(stderr, "robotstxt serve: warning: %s:%d: %s; the page shows the whole file and marks the lines they never read, from line %d on\n",
+			name, from, report.CutMessage, from)
+	}
+	return text, nil
 }
 
 // pageAddr returns the host and port to open the page at, warning on

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkit/robots/internal/explorer"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -120,19 +121,26 @@ func TestServeStartsWithTheFile(t *testing.T) {
 	if err := os.WriteFile(big, []byte(strings.Repeat("Disallow: /a\n", policy.MaxSize/13+10)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	huge := filepath.Join(dir, "huge.txt")
+	if err := os.WriteFile(huge, []byte(strings.Repeat("Disallow: /a\n", explorer.MaxRobots/13+10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name       string
 		args       []string
 		wantRobots string // the start of the text the page starts with
 		wantSource string
-		wantLen    int // the text's length when it was cut
+		wantLen    int // the text's length, when checked
 		wantErr    string
 	}{
 		{"no file starts with the example", nil, "# robots.txt for shop.example", "example", 0, ""},
 		{"file is the start", []string{"-robots", small}, "User-agent: *\nDisallow: /x\n", small, 0, ""},
-		{"file over 500 KiB is cut as crawlers cut it", []string{"-robots", big}, "Disallow: /a\n", big,
-			len(policy.Truncate([]byte(strings.Repeat("Disallow: /a\n", policy.MaxSize/13+10)), policy.MaxSize)),
-			fmt.Sprintf("content past 500 KiB is ignored by crawlers; the page starts with what they read, lines 1-%[1]d, and leaves out the rest, from line %[2]d\n", policy.MaxSize/13, policy.MaxSize/13+1)},
+		{"file over 500 KiB is whole, its cut said", []string{"-robots", big}, "Disallow: /a\n", big,
+			len(strings.Repeat("Disallow: /a\n", policy.MaxSize/13+10)),
+			fmt.Sprintf("big.txt:%[1]d: content past 500 KiB is ignored by crawlers; the page shows the whole file and marks the lines they never read, from line %[1]d on\n", policy.MaxSize/13+1)},
+		{"file over the page's limit is cut there", []string{"-robots", huge}, "Disallow: /a\n", huge,
+			len(policy.Truncate([]byte(strings.Repeat("Disallow: /a\n", explorer.MaxRobots/13+10)), explorer.MaxRobots)),
+			"huge.txt is over 2000 KiB: the page starts with its first 2000 KiB, up to the last whole line\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,9 +15,13 @@ import (
 )
 
 // Limits on what the API accepts. A robots.txt over policy.MaxSize is
-// refused rather than cut: a person pasting it should learn that crawlers
-// ignore the rest (RFC 9309 section 2.5).
+// read whole, up to MaxRobots, rather than cut or refused: a person
+// pasting it should see where crawlers stop reading it and what they
+// never read (RFC 9309 section 2.5).
 const (
+	// MaxRobots is the largest robots.txt the API reads, in bytes: four
+	// times what crawlers read, room for the largest real files.
+	MaxRobots = 4 * policy.MaxSize
 	// MaxURLLen is the longest URL the API decides, in bytes: longer than
 	// any URL that servers and crawlers commonly accept.
 	MaxURLLen = 8 << 10
@@ -27,10 +31,11 @@ const (
 	MaxAgents = 20
 	// MaxAgentLen is the longest product token the API takes, in bytes.
 	MaxAgentLen = 100
-	// MaxBody is the largest request body, in bytes: room for a robots.txt
-	// of policy.MaxSize even with every byte escaped in JSON as \u00XX (6
-	// bytes), and for the URLs, while still refusing a runaway upload early.
-	MaxBody = 4 << 20
+	// MaxBody is the largest request body, in bytes: room for the two
+	// robots.txt files of a comparison, each of MaxRobots even with a
+	// third of its bytes escaped in JSON as \u00XX (6 bytes), and for the
+	// URLs, while still refusing a runaway upload early.
+	MaxBody = 16 << 20
 )
 
 // decideRequest is the body of POST /api/decide.
@@ -43,10 +48,12 @@ type decideRequest struct {
 }
 
 // fileReport is what the API says about a robots.txt file as a whole.
+// Its warnings and groups are those of what crawlers read.
 type fileReport struct {
-	Lines    int              `json:"lines"`
+	Lines    int              `json:"lines"` // the lines of the file sent
 	Warnings []report.Warning `json:"warnings"`
-	Groups   []report.Group   `json:"groups"` // every group of the file
+	Groups   []report.Group   `json:"groups"`        // every group of the file
+	Cut      *report.Cut      `json:"cut,omitempty"` // where crawlers stop reading it, if they do
 }
 
 // decideResponse is the answer to POST /api/decide. A URL that cannot be
@@ -57,8 +64,25 @@ type decideResponse struct {
 	// groups, "" when none does.
 	Token string `json:"token"`
 	// Selected are the groups that apply to the agents, whatever the URL.
-	Selected  []report.Group    `json:"selected"`
-	Decisions []report.Decision `json:"decisions"`
+	Selected  []report.Group `json:"selected"`
+	Decisions []decision     `json:"decisions"`
+}
+
+// decision is a URL's decision by what crawlers read of the file and,
+// when the file is cut, what the part they never read would change.
+type decision struct {
+	report.Decision
+	// PastCut says that the whole file would decide the URL by a rule
+	// crawlers never read, or otherwise than they do; nil when the file
+	// is not cut or the part past the cut changes nothing.
+	PastCut *pastCut `json:"pastCut,omitempty"`
+}
+
+// pastCut is what the whole file, cut part included, decides.
+type pastCut struct {
+	Allowed bool         `json:"allowed"`
+	Rule    *report.Rule `json:"rule,omitempty"` // nil when no rule matched
+	Reason  string       `json:"reason"`         // a sentence saying so
 }
 
 // errorResponse is the body of every error answer.
@@ -176,19 +200,61 @@ func kindName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// parseRobots parses a robots.txt sent to the API, refusing one over
-// policy.MaxSize.
-func parseRobots(text string) (*policy.Robots, *apiError) {
-	if len(text) > policy.MaxSize {
-		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(
-			"robots.txt is %d KiB; crawlers read only the first %d KiB (RFC 9309 section 2.5): cut it down",
-			(len(text)+1023)>>10, policy.MaxSize>>10)}
-	}
-	return policy.Parse([]byte(text)), nil
+// parsed is a robots.txt sent to the API.
+type parsed struct {
+	robots *policy.Robots // what crawlers read of it
+	whole  *policy.Robots // the whole file, when they do not read it all
+	cut    *report.Cut    // where they stop reading; nil with whole
 }
 
-func describe(r *policy.Robots) fileReport {
-	return fileReport{Lines: r.Lines(), Warnings: report.Warnings(r), Groups: report.Groups(r)}
+// parseRobots parses a robots.txt sent to the API as crawlers read it
+// and, when they do not read it all, whole; it refuses one over
+// MaxRobots.
+func parseRobots(text string) (*parsed, *apiError) {
+	if len(text) > MaxRobots {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(
+			"robots.txt is %d KiB; the explorer reads up to %d KiB, and crawlers only the first %d KiB (RFC 9309 section 2.5): cut it down",
+			(len(text)+1023)>>10, MaxRobots>>10, policy.MaxSize>>10)}
+	}
+	read, cut := report.Crawled([]byte(text))
+	p := &parsed{robots: policy.Parse(read)}
+	if cut {
+		p.whole = policy.Parse([]byte(text))
+		p.cut = &report.Cut{Line: p.robots.Lines() + 1, Bytes: len(read), Lines: p.whole.Lines(), Size: len(text)}
+	}
+	return p, nil
+}
+
+func describe(p *parsed) fileReport {
+	f := fileReport{Lines: p.robots.Lines(), Warnings: report.Warnings(p.robots), Groups: report.Groups(p.robots), Cut: p.cut}
+	if p.cut != nil {
+		// Every other warning lies on a line before the cut.
+		f.Lines, f.Warnings = p.cut.Lines, append(f.Warnings, p.cut.Warning())
+	}
+	return f
+}
+
+// decide decides u for agents by what crawlers read of the file, and
+// says what the part past the cut would change.
+func (p *parsed) decide(u string, agents []string) decision {
+	d := decision{Decision: report.Decide(p.robots, u, agents...)}
+	if p.cut == nil || d.Error != "" {
+		return d
+	}
+	w := report.Decide(p.whole, u, agents...)
+	past := w.Rule != nil && w.Rule.Line >= p.cut.Line
+	if !past && w.Allowed == d.Allowed {
+		return d
+	}
+	d.PastCut = &pastCut{Allowed: w.Allowed, Rule: w.Rule}
+	if past {
+		d.PastCut.Reason = fmt.Sprintf("Line %d would decide it, but it lies past the %d KiB cut, and crawlers read nothing from line %d on. Read whole, the file says %s.",
+			w.Rule.Line, policy.MaxSize>>10, p.cut.Line, w.Reason)
+	} else {
+		d.PastCut.Reason = fmt.Sprintf("Read whole, the file says %s: its groups past the %d KiB cut, from line %d on, which crawlers never read, change which rules apply.",
+			w.Reason, policy.MaxSize>>10, p.cut.Line)
+	}
+	return d
 }
 
 // checkAgents refuses a request without product tokens, as decisions
@@ -228,7 +294,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	rb, err := parseRobots(req.Robots)
+	p, err := parseRobots(req.Robots)
 	if err == nil {
 		req.Agents, err = req.Agent.merge(req.Agents)
 	}
@@ -242,18 +308,18 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	agent := rb.Agent(req.Agents...)
+	agent := p.robots.Agent(req.Agents...)
 	resp := decideResponse{
-		fileReport: describe(rb),
+		fileReport: describe(p),
 		Token:      agent.Token(),
 		Selected:   make([]report.Group, 0, len(agent.Groups())),
-		Decisions:  make([]report.Decision, 0, len(req.URLs)),
+		Decisions:  make([]decision, 0, len(req.URLs)),
 	}
 	for _, gi := range agent.Groups() {
 		resp.Selected = append(resp.Selected, resp.Groups[gi])
 	}
 	for _, u := range req.URLs {
-		dec := report.Decide(rb, u, req.Agents...)
+		dec := p.decide(u, req.Agents)
 		if dec.Error != "" {
 			dec.Error = fmt.Sprintf("%q is neither a path (starting with \"/\") nor an http(s) URL", u)
 			dec.Reason = dec.Error
@@ -271,12 +337,12 @@ func (h *handler) lint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	rb, err := parseRobots(req.Robots)
+	p, err := parseRobots(req.Robots)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, describe(rb))
+	writeJSON(w, http.StatusOK, describe(p))
 }
 
 func writeError(w http.ResponseWriter, err *apiError) {

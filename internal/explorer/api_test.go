@@ -174,16 +174,16 @@ func TestBadInput(t *testing.T) {
 		{"unknown field to compare", "/api/compare", "application/json", `{"robots": ""}`, 400,
 			`/api/compare takes "old", "new", "agents" (or "agent") and "urls"`},
 		{"bad crawler to compare", "/api/compare", "application/json", `{"agents": ["Googlebot/2.1"]}`, 400, `product token "Googlebot/2.1"`},
-		{"old file over 500 KiB to compare", "/api/compare", "application/json",
-			mustJSON(t, compareRequest{Old: strings.Repeat("#", policy.MaxSize+1)}), 413, "old robots.txt is 501 KiB"},
+		{"old file over MaxRobots to compare", "/api/compare", "application/json",
+			mustJSON(t, compareRequest{Old: strings.Repeat("#", MaxRobots+1)}), 413, "old robots.txt is 2001 KiB"},
 		{"wrong type", "/api/decide", "application/json", `{"urls": "/a"}`, 400, `"urls" should be a list of strings, not a string`},
 		{"not an object", "/api/lint", "application/json", `[1]`, 400, "the body should be an object, not an array"},
-		{"file over 500 KiB", "/api/decide", "application/json",
-			mustJSON(t, decideRequest{Robots: strings.Repeat("#\n", policy.MaxSize/2+1)}), 413, "only the first 500 KiB"},
-		{"file over 500 KiB to lint", "/api/lint", "application/json",
-			mustJSON(t, map[string]string{"robots": strings.Repeat("#", policy.MaxSize+1)}), 413, "501 KiB"},
+		{"file over MaxRobots", "/api/decide", "application/json",
+			mustJSON(t, decideRequest{Robots: strings.Repeat("#\n", MaxRobots/2+1)}), 413, "the explorer reads up to 2000 KiB, and crawlers only the first 500 KiB"},
+		{"file over MaxRobots to lint", "/api/lint", "application/json",
+			mustJSON(t, map[string]string{"robots": strings.Repeat("#", MaxRobots+1)}), 413, "2001 KiB"},
 		{"body over the limit", "/api/decide", "application/json",
-			`{"robots": "` + strings.Repeat("#", MaxBody) + `"}`, 413, "request body over 4 MiB"},
+			`{"robots": "` + strings.Repeat("#", MaxBody) + `"}`, 413, "request body over 16 MiB"},
 		{"URL over 8 KiB", "/api/decide", "application/json",
 			mustJSON(t, decideRequest{Agents: bot, URLs: []string{"/a", longURL}}), 400, "URL 2 is 8193 bytes long; the limit is 8 KiB"},
 		{"too many URLs", "/api/decide", "application/json",
@@ -308,6 +308,90 @@ func TestDecideAtTheSizeLimit(t *testing.T) {
 	}
 	if got.Decisions[0].Allowed {
 		t.Errorf("/x allowed, want refused by line 2")
+	}
+}
+
+// pastTheCut is a robots.txt over 500 KiB: a * group whose rules go on
+// past the cut, and two groups that only the whole file has; cutLine is
+// the first line crawlers never read.
+func pastTheCut() (text string, cutLine int) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /a\n") // 1-2
+	filler := "# " + strings.Repeat("x", 60) + "\n"
+	line := 3
+	for b.Len()+len(filler) <= policy.MaxSize {
+		b.WriteString(filler)
+		line++
+	}
+	// A last comment ends 5 bytes short of the limit, so that the next
+	// line crosses it.
+	if pad := policy.MaxSize - b.Len() - 5; pad >= 2 {
+		b.WriteString("#" + strings.Repeat("x", pad-2) + "\n")
+		line++
+	}
+	cutLine = line
+	b.WriteString("Disallow: /deep\n")           // cutLine
+	b.WriteString("Allow: /a/open\n")            // cutLine+1
+	b.WriteString("\nUser-agent: LateBot\n")     // cutLine+2, +3
+	b.WriteString("Disallow: /\n")               // cutLine+4
+	b.WriteString("\nUser-agent: LateAllowed\n") // cutLine+5, +6
+	b.WriteString("Allow: /zzz\n")               // cutLine+7
+	return b.String(), cutLine
+}
+
+// TestDecidePastTheCut checks that a file over 500 KiB is decided as
+// crawlers read it, that the answer says where they stop and how many
+// lines they never read, and that each decision the unread part would
+// change says so: a rule past the cut that would decide it, or groups
+// past it that change which rules apply. A decision the unread part does
+// not change says nothing.
+func TestDecidePastTheCut(t *testing.T) {
+	srv := newServer(t, Options{})
+	robots, cut := pastTheCut()
+	tests := []struct {
+		name     string
+		agent    string
+		url      string
+		allowed  bool
+		pastRule int    // the rule past the cut that would decide it; 0 for none
+		pastSays string // in the note; "" for no note
+	}{
+		{"a rule read decides alone", "ExampleBot", "/a/x", false, 0, ""},
+		{"no rule read or unread matches", "ExampleBot", "/other", true, 0, ""},
+		{"an unread rule would refuse", "ExampleBot", "/deep/x", true, cut, "it lies past the 500 KiB cut"},
+		{"an unread rule would allow", "ExampleBot", "/a/open/x", false, cut + 1, "Allow: /a/open"},
+		{"an unread group would refuse", "LateBot", "/x", true, cut + 4, "Disallow: / (line"},
+		{"an unread group would allow", "LateAllowed", "/a/x", false, 0, "change which rules apply"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got decideResponse
+			body := mustJSON(t, decideRequest{Robots: robots, Agents: []string{tt.agent}, URLs: []string{tt.url}})
+			if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK {
+				t.Fatalf("status %d, want 200", status)
+			}
+			want := report.Cut{Line: cut, Bytes: len(policy.Truncate([]byte(robots), policy.MaxSize)), Lines: cut + 7, Size: len(robots)}
+			if got.Cut == nil || *got.Cut != want || got.Lines != cut+7 {
+				t.Fatalf("cut %+v, %d lines; want %+v and %d", got.Cut, got.Lines, want, cut+7)
+			}
+			if last := got.Warnings[len(got.Warnings)-1]; last.Line != cut || last.Message != report.CutMessage {
+				t.Errorf("last warning %+v, want the cut's on line %d", last, cut)
+			}
+			d := got.Decisions[0]
+			if d.Allowed != tt.allowed || d.Rule != nil && d.Rule.Line >= cut {
+				t.Errorf("decision %+v, want allowed %v by what crawlers read", d.Decision, tt.allowed)
+			}
+			switch {
+			case tt.pastSays == "" && d.PastCut != nil:
+				t.Errorf("note %+v, want none", d.PastCut)
+			case tt.pastSays == "":
+			case d.PastCut == nil:
+				t.Errorf("no note, want one saying %q", tt.pastSays)
+			case d.PastCut.Allowed == tt.allowed || !strings.Contains(d.PastCut.Reason, tt.pastSays) ||
+				(tt.pastRule == 0) != (d.PastCut.Rule == nil) || d.PastCut.Rule != nil && d.PastCut.Rule.Line != tt.pastRule:
+				t.Errorf("note %+v, want the other verdict by line %d, saying %q", *d.PastCut, tt.pastRule, tt.pastSays)
+			}
+		})
 	}
 }
 

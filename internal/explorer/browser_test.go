@@ -72,8 +72,9 @@ func readLine(n string) string {
 // TestBrowser types a robots.txt, a product token and URLs into the page in
 // a real headless browser and checks the decision, the rule it names and
 // the highlighted line, the live fetch and its failure, the comparison of
-// two files, and that a page reached under another host name (DNS
-// rebinding) is refused. With
+// two files, a file over 500 KiB with its cut and a decision past it, and
+// that a page reached under another host name (DNS rebinding) is
+// refused. With
 // EXPLORER_SCREENSHOT=FILE it first writes a PNG of the page as it starts,
 // with its example, to FILE.
 func TestBrowser(t *testing.T) {
@@ -355,8 +356,8 @@ func TestBrowser(t *testing.T) {
 	}{
 		{"no product token is refused and said",
 			`agentsEl.value = ""; agentsEl.dispatchEvent(new Event("input"))`, "no product token"},
-		{"file over 500 KiB is refused",
-			`robotsEl.value = "Disallow: /x\n".repeat(50000); robotsEl.dispatchEvent(new Event("input"))`, "500 KiB"},
+		{"file over 2000 KiB is refused",
+			`robotsEl.value = "Disallow: /x\n".repeat(160000); robotsEl.dispatchEvent(new Event("input"))`, "the explorer reads up to 2000 KiB"},
 	}
 	for _, tt := range errorTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -531,6 +532,59 @@ func TestBrowser(t *testing.T) {
 			return d && d.querySelector(".url").textContent === "/linked/x" && d.dataset.decision === "disallowed" && d.dataset.line === "2" })()`)
 		if q, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URLSearchParams(location.search).get("origin")`)); err != nil || q != site.URL {
 			t.Errorf("after the fetch the page URL names origin %q (%v), want %q", q, err, site.URL)
+		}
+	})
+
+	t.Run("file over 500 KiB shows the cut and the decision past it", func(t *testing.T) {
+		// The page starts with the file, as "robotstxt serve -robots"
+		// starts it; the link names the crawler and the URLs.
+		big, cut := pastTheCut()
+		bigSrv := httptest.NewServer(New(Options{Robots: big, Source: "big.txt"}))
+		t.Cleanup(bigSrv.Close)
+		link := bigSrv.URL + "/?agents=ExampleBot&urls=" + url.QueryEscape("/deep/x\n/a/x")
+		if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitReady("#decisions")); err != nil {
+			t.Fatal(err)
+		}
+		wait(`document.body.dataset.state === "ready" && document.querySelectorAll("#decisions .decision").length === 2 && document.getElementById("cut") !== null`)
+		type cutState struct {
+			Mark, Summary, Past, PastLine, Other string
+			FirstUnread, LastRead                bool
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[cutState](fmt.Sprintf(`(() => {
+			const d = document.querySelectorAll("#decisions .decision"), past = (i) => d[i].querySelector(".past-cut");
+			return {Mark: document.getElementById("cut").textContent, Summary: document.getElementById("summary").textContent,
+				Past: past(0) ? past(0).textContent : "", PastLine: d[0].dataset.pastCut || "",
+				Other: past(1) ? past(1).textContent : "",
+				FirstUnread: document.getElementById("L%d").classList.contains("unread"),
+				LastRead: document.getElementById("L%d").classList.contains("unread")};
+		})()`, cut, cut-1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("crawlers stop reading here. Lines %d–%d below (8 lines", cut, cut+7); !strings.Contains(got.Mark, want) {
+			t.Errorf("the cut reads %q, want it to say %q", got.Mark, want)
+		}
+		if want := fmt.Sprintf("%d lines, ", cut+7); !strings.HasPrefix(got.Summary, want) || !strings.Contains(got.Summary, fmt.Sprintf("crawlers read lines 1–%d", cut-1)) {
+			t.Errorf("summary %q, want the file's %d lines and what crawlers read", got.Summary, cut+7)
+		}
+		if !got.FirstUnread || got.LastRead {
+			t.Errorf("line %d drawn unread %v, line %d %v; want only the first", cut, got.FirstUnread, cut-1, got.LastRead)
+		}
+		if want := fmt.Sprintf("Line %d would decide it, but it lies past the 500 KiB cut", cut); !strings.Contains(got.Past, want) || got.PastLine != fmt.Sprint(cut) {
+			t.Errorf("/deep/x notes %q (line %q), want %q", got.Past, got.PastLine, want)
+		}
+		if got.Other != "" {
+			t.Errorf("/a/x, decided by line 2 read or not, notes %q, want nothing", got.Other)
+		}
+		if !inView(t, cut) {
+			t.Errorf("line %d, the unread rule that would decide the selected URL, is not in view", cut)
+		}
+		d, err := chromedp.Run(ctx, chromedp.Evaluate[decisionState](readDecision))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision != "allowed" || !strings.HasPrefix(d.Reason, "allowed: no rule matched") {
+			t.Errorf("/deep/x: %+v, want allowed, as crawlers read the file", d)
 		}
 	})
 

@@ -88,18 +88,18 @@ func (h *handler) compare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(crawlers) == 0 {
-		crawlers = diff.Agents(old, nu)
+		crawlers = diff.Agents(old.robots, nu.robots)
 	}
 	urls := req.URLs
 	if len(urls) == 0 {
-		urls = diff.URLs(old, nu)
+		urls = diff.URLs(old.robots, nu.robots)
 	}
 	if n := len(urls) * len(crawlers); n > maxCompared {
 		writeError(w, badRequest("%d URLs for %d crawlers make %d decisions; the limit is %d: name the crawlers or the URLs to compare",
 			len(urls), len(crawlers), n, maxCompared))
 		return
 	}
-	resp := compareResponse{OldFile: describe(old), NewFile: describe(nu), Result: diff.Compare(old, nu, crawlers, urls)}
+	resp := compareResponse{OldFile: describe(old), NewFile: describe(nu), Result: diff.Compare(old.robots, nu.robots, crawlers, urls)}
 	if extra := len(resp.Changes) - maxChanges; extra > 0 {
 		resp.Changes, resp.More = resp.Changes[:maxChanges], extra
 	}

@@ -89,7 +89,7 @@ func (h *handler) fetch(w http.ResponseWriter, r *http.Request) {
 	}
 	if info.Outcome == robots.Parsed && info.Policy != nil {
 		resp.Robots = string(info.Body)
-		resp.fileReport = describe(info.Policy)
+		resp.fileReport = describe(&parsed{robots: info.Policy})
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -1,8 +1,9 @@
 // The explorer page: sends the robots.txt, product tokens and URLs to
 // POST /api/decide as the person types, and draws the answer: the file line
 // by line with its warnings, the groups that apply boxed, each deciding rule
-// and each line stating an AI usage preference highlighted, and one verdict
-// per URL with its preferences. The page's state (the robots.txt or the
+// and each line stating an AI usage preference highlighted, where crawlers
+// stop reading a file over 500 KiB and the lines they never read, and one
+// verdict per URL with its preferences. The page's state (the robots.txt or the
 // origin it was fetched from, the product tokens, the URLs and the decision
 // selected) is kept in the page's URL, so that a decision can be linked.
 "use strict";
@@ -98,7 +99,8 @@ async function decide() {
     draw();
   } else {
     // Without an answer the file is drawn plain, unless it was refused for
-    // its size: thousands of lines redrawn on each key would stall the page.
+    // its size: a hundred thousand lines redrawn on each key would stall
+    // the page.
     last = null;
     $("decisions").replaceChildren();
     $("token").textContent = "";
@@ -155,6 +157,7 @@ function drawFile(lines, d) {
     for (const g of d.groups) groupAt.set(g.line, g);
   }
   const stating = preferenceLines(d);
+  const cut = d && d.cut ? d.cut.line : 0;
   const file = $("file");
   const root = document.createDocumentFragment();
   let box = root, end = 0;
@@ -169,7 +172,11 @@ function drawFile(lines, d) {
       root.append(box);
       end = g.endLine;
     }
-    const line = el("div", { class: "line", "data-line": String(n), id: "L" + n },
+    if (n === cut) {
+      if (box !== root) box = root;
+      root.append(cutMark(d.cut));
+    }
+    const line = el("div", { class: "line" + (cut && n >= cut ? " unread" : ""), "data-line": String(n), id: "L" + n },
       el("span", { class: "ln", text: String(n) }),
       el("code", { class: "code", text: text === "" ? " " : text }));
     const m = deciding.get(n);
@@ -197,18 +204,37 @@ function drawFile(lines, d) {
       (errors ? `${errors} error${errors === 1 ? "" : "s"}, ` : "") +
       `${warned} warning${warned === 1 ? "" : "s"}`;
     if (notes) summary += `, ${notes} note${notes === 1 ? "" : "s"}`;
+    if (d.cut) summary += `; crawlers read lines 1–${d.cut.line - 1} (the first ${kib(d.cut.bytes)} of ${kib(d.cut.size)}) and never the ${unread(d.cut)} after`;
   }
   $("summary").textContent = summary;
   if (d) showLine(decidingLine(d));
 }
 
+function kib(bytes) {
+  return `${Math.round(bytes / 1024)} KiB`;
+}
+
+function unread(cut) {
+  const n = cut.lines - cut.line + 1;
+  return `${n} line${n === 1 ? "" : "s"}`;
+}
+
+// cutMark is drawn above the first line crawlers never read.
+function cutMark(cut) {
+  return el("div", { class: "cut", id: "cut", role: "separator", "data-line": String(cut.line) },
+    `✂ 500 KiB: crawlers stop reading here. Lines ${cut.line}–${cut.lines} below (${unread(cut)}, ` +
+    `${kib(cut.size - cut.bytes)}) are never read: their rules apply to no crawler (RFC 9309 section 2.5).`);
+}
+
 // decidingLine is the line to show for the decision selected: the rule
-// that decides it, else the first line stating one of its preferences,
-// else the first group that applies; 0 when there is none.
+// that decides it, else the rule past the cut that would, else the first
+// line stating one of its preferences, else the first group that applies;
+// 0 when there is none.
 function decidingLine(d) {
   const dec = d.decisions[active];
   if (!dec || dec.error) return 0;
   if (dec.rule) return dec.rule.line;
+  if (dec.pastCut && dec.pastCut.rule) return dec.pastCut.rule.line;
   for (const p of dec.preferences || []) if (p.from.length) return p.from[0].line;
   return d.selected.length ? d.selected[0].line : 0;
 }
@@ -251,6 +277,10 @@ function drawDecisions(d) {
     if (!dec.rule && dec.groups.length) {
       item.append(el("div", { class: "reason",
         text: "checked only " + dec.groups.map((g) => `${groupName(g)} (${span(g)})`).join("; ") }));
+    }
+    if (dec.pastCut) {
+      item.dataset.pastCut = dec.pastCut.rule ? String(dec.pastCut.rule.line) : "";
+      item.append(el("div", { class: "past-cut", text: "✂ " + dec.pastCut.reason }));
     }
     if (dec.path && dec.path !== dec.url) {
       item.append(el("div", { class: "path", text: "matched as " + dec.path }));
