@@ -37,6 +37,17 @@ type scrape struct {
 	types  map[string]string
 }
 
+// expect reports each series of want whose value in s is not the one
+// given, or that s lacks.
+func (s scrape) expect(t *testing.T, want map[string]float64) {
+	t.Helper()
+	for series, w := range want {
+		if v, ok := s.values[series]; !ok || v != w {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, w)
+		}
+	}
+}
+
 // prometheusServer returns a MeterProvider whose reader is the
 // OpenTelemetry Prometheus exporter, and a function that scrapes it over
 // HTTP as Prometheus would.
@@ -160,7 +171,7 @@ func TestScrape(t *testing.T) {
 	}
 
 	got := scrapeNow()
-	for series, want := range map[string]float64{
+	got.expect(t, map[string]float64{
 		`robots_txt_fetches_total{robots_outcome="parsed"}`:                             1,
 		`robots_txt_fetches_total{robots_outcome="unreachable"}`:                        1,
 		`robots_txt_fetches_total{robots_outcome="unavailable"}`:                        0,
@@ -185,11 +196,7 @@ func TestScrape(t *testing.T) {
 		`robots_origins_unreachable`:                                                    1,
 		`robots_fleet_errors_total`:                                                     0,
 		`robots_fleet_members`:                                                          0,
-	} {
-		if v, ok := got.values[series]; !ok || v != want {
-			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
-		}
-	}
+	})
 	for name, typ := range map[string]string{
 		"robots_txt_fetches_total": "counter", "robots_decisions_total": "counter",
 		"robots_wait_duration_seconds": "histogram", "robots_txt_fetch_duration_seconds": "histogram",
@@ -323,7 +330,7 @@ func TestScrapeOutcomes(t *testing.T) {
 	}
 
 	got := scrapeNow()
-	for series, want := range map[string]float64{
+	got.expect(t, map[string]float64{
 		`robots_responses_total{robots_status_class="2xx"}`:                     1,
 		`robots_responses_total{robots_status_class="4xx"}`:                     2,
 		`robots_responses_total{robots_status_class="5xx"}`:                     0,
@@ -340,11 +347,7 @@ func TestScrapeOutcomes(t *testing.T) {
 		`robots_txt_fetch_duration_seconds_count{robots_outcome="unreachable"}`: 1,
 		`robots_fleet_errors_total`:                                             0,
 		`robots_fleet_fallbacks_total`:                                          0,
-	} {
-		if v, ok := got.values[series]; !ok || v != want {
-			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
-		}
-	}
+	})
 
 	// The second and third pages waited their second, the first and the
 	// one refused its slot nothing; the store rounds a slot up to its
