@@ -28,8 +28,10 @@ type Stats struct {
 	// server's X-From-Cache header is never taken as one.
 	Revalidated int64
 	// Allowed and Refused count the decisions of RoundTrip and Check:
-	// every request and every redirect hop is one. Refused is the total
-	// of the three kinds of refusal below.
+	// every request and every redirect hop is one, except requests for
+	// /robots.txt itself, which are never refused and are counted by
+	// RobotsRequests. Refused is the total of the three kinds of refusal
+	// below.
 	Allowed, Refused int64
 	// RefusedByRule counts the refusals by a rule of robots.txt: the URL
 	// is not to be crawled, so drop it.
@@ -79,7 +81,10 @@ type Stats struct {
 
 	// Responses counts the answers to the requests RoundTrip sent (Sent)
 	// by the class of their status, "1xx" to "5xx", or "network" when the
-	// base RoundTripper returned an error instead.
+	// base RoundTripper returned an error instead. A status that no class
+	// holds counts in the nearest: past 599 as "5xx" (the server answered
+	// wrongly), below 100 (which only a custom RoundTripper gives) as
+	// "1xx".
 	Responses map[string]int64
 	// Pauses counts the Retry-After pauses responses started, by their
 	// status: 429 (Too Many Requests) and 503 (Service Unavailable).
@@ -180,8 +185,8 @@ func (c *counters) waitedFor(d time.Duration) {
 // responded counts the answer to a sent request: resp, or err.
 func (c *counters) responded(resp *http.Response, err error) {
 	i := len(responseClasses) - 1 // network
-	if err == nil && resp.StatusCode >= 100 && resp.StatusCode < 600 {
-		i = resp.StatusCode/100 - 1
+	if err == nil {
+		i = min(max(resp.StatusCode/100, 1), 5) - 1
 	}
 	c.responses[i].Add(1)
 }

@@ -293,6 +293,32 @@ func TestStatsPageOutcomes(t *testing.T) {
 // TestStatsFleetMembers checks that Stats.FleetMembers is the member count
 // the store gave with the last slot, and that a store's skipped calls
 // count as fallbacks, not errors.
+// TestStatsResponseClasses checks the class each status counts under,
+// at the edges of the classes and past them, and an error as network.
+func TestStatsResponseClasses(t *testing.T) {
+	tests := []struct {
+		status int
+		err    error
+		want   string
+	}{
+		{101, nil, "1xx"}, {199, nil, "1xx"}, {200, nil, "2xx"}, {399, nil, "3xx"}, {400, nil, "4xx"},
+		{599, nil, "5xx"}, {600, nil, "5xx"}, {999, nil, "5xx"}, {99, nil, "1xx"},
+		{0, errors.New("reset"), "network"},
+	}
+	for _, tt := range tests {
+		var c counters
+		var resp *http.Response
+		if tt.err == nil {
+			resp = &http.Response{StatusCode: tt.status}
+		}
+		c.responded(resp, tt.err)
+		got := c.snapshot(0, 0, 0).Responses
+		if got[tt.want] != 1 || len(got) != len(responseClasses) {
+			t.Errorf("status %d, error %v: counted %v, want one under %s", tt.status, tt.err, got, tt.want)
+		}
+	}
+}
+
 func TestStatsFleetMembers(t *testing.T) {
 	c := newClock()
 	store := &fleetStub{fleetStore: newFleetStore(), clock: c, members: 3}

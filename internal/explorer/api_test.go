@@ -309,6 +309,16 @@ func TestDecideAtTheSizeLimit(t *testing.T) {
 	if got.Decisions[0].Allowed {
 		t.Errorf("/x allowed, want refused by line 2")
 	}
+	// The largest file the explorer reads is read, and decided as
+	// crawlers read it.
+	robots = "User-agent: *\nDisallow: /\n" + strings.Repeat("#\n", (MaxRobots-26)/2)
+	got = decideResponse{}
+	if status := post(t, srv, "/api/decide", mustJSON(t, decideRequest{Robots: robots, Agents: []string{"ExampleBot"}, URLs: []string{"/x"}}), &got); status != http.StatusOK {
+		t.Fatalf("a file of exactly %d bytes: status %d, want 200", MaxRobots, status)
+	}
+	if got.Decisions[0].Allowed || got.Cut == nil || got.Cut.Size != MaxRobots {
+		t.Errorf("/x allowed %v, cut %+v; want refused by line 2 and the cut of a %d-byte file", got.Decisions[0].Allowed, got.Cut, MaxRobots)
+	}
 }
 
 // pastTheCut is a robots.txt over 500 KiB: a * group whose rules go on
