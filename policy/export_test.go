@@ -4,7 +4,8 @@ import "math"
 
 // FixDecisions makes every selection of r decide by its index (indexed)
 // or by a pass over its rules however often it is decided, so that the
-// external tests can hold both to the same cases.
+// external tests can hold both to the same cases. Its groups are looked
+// up by the token index from then on.
 func FixDecisions(r *Robots, indexed bool) {
 	for _, s := range r.selections() {
 		if indexed {
@@ -26,9 +27,10 @@ func (r *Robots) selections() []*selection {
 			all = append(all, s)
 		}
 	}
-	for _, e := range r.agents {
+	x := r.tokenIndex()
+	for _, e := range x.agents {
 		add(e.sel)
 	}
-	add(r.star)
+	add(x.star)
 	return all
 }

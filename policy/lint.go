@@ -312,19 +312,23 @@ func (p *parser) cutEntity(n int, text string, hash int) {
 func decodeEntities(s string) (decoded, first string) {
 	var b strings.Builder
 	last := 0
-	for i := 0; i < len(s); i++ {
+	for i := strings.IndexByte(s, '&'); i >= 0; {
 		ref, text, ok := entityAt(s[i:])
-		if !ok {
-			continue
+		if ok {
+			if first == "" {
+				first = ref
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(text)
+			last = i + len(ref)
 		}
-		if first == "" {
-			first = ref
-			b.Grow(len(s))
+		next := strings.IndexByte(s[i+1:], '&')
+		if next < 0 {
+			break
 		}
-		b.WriteString(s[last:i])
-		b.WriteString(text)
-		last = i + len(ref)
-		i = last - 1
+		// A reference holds no "&" after its first octet.
+		i += 1 + next
 	}
 	if first == "" {
 		return s, ""
@@ -336,17 +340,22 @@ func decodeEntities(s string) (decoded, first string) {
 // entityAt returns the character reference s starts with, and the text
 // it stands for.
 func entityAt(s string) (ref, text string, ok bool) {
-	if len(s) == 0 || s[0] != '&' {
+	if len(s) < 4 || s[0] != '&' {
 		return "", "", false
 	}
-	for _, e := range [...]struct{ ref, text string }{
-		{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", `"`}, {"&apos;", "'"},
-	} {
-		if len(s) >= len(e.ref) && strings.EqualFold(s[:len(e.ref)], e.ref) {
-			return s[:len(e.ref)], e.text, true
+	if s[1] != '#' {
+		// Most "&"s of a pattern start a query parameter: its first
+		// letter rules out all but one or two references.
+		switch c := s[1] | 0x20; c {
+		case 'a', 'l', 'g', 'q':
+			for _, e := range [...]struct{ ref, text string }{
+				{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", `"`}, {"&apos;", "'"},
+			} {
+				if e.ref[1] == c && len(s) >= len(e.ref) && strings.EqualFold(s[:len(e.ref)], e.ref) {
+					return s[:len(e.ref)], e.text, true
+				}
+			}
 		}
-	}
-	if len(s) < 4 || s[1] != '#' {
 		return "", "", false
 	}
 	digits, base, maxDigits := s[2:], 10, 7

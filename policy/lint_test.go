@@ -94,6 +94,8 @@ func TestFixHints(t *testing.T) {
 
 		{"an &amp; is written &", "User-agent: *\nDisallow: /answers/?s_tid=gn&amp;*", []string{`holds the HTML entity "&amp;"`, `write "/answers/?s_tid=gn&*"`}},
 		{"an entity ending the pattern", "User-agent: *\nDisallow: /a&amp;", []string{`write "/a&"`}},
+		{"a four-octet entity ending the pattern", "User-agent: *\nDisallow: /a&GT;", []string{`write "/a>"`}},
+		{"an entity after an & that starts none", "User-agent: *\nDisallow: /a&b=1&&amp;c", []string{`write "/a&b=1&&c"`}},
 		{"every entity is decoded", "User-agent: *\nAllow: /a&lt;b&GT;c&quot;d&apos;e&amp;f", []string{`holds the HTML entity "&lt;"`, `write "/a<b>c\"d'e&f"`}},
 		{"a fix for a space decodes the entity too", "User-agent: *\nDisallow: /a b&amp;c", []string{"contains a space", `write "/a%20b&c"`}},
 		{"a numeric entity cut by a comment", "User-agent: *\nDisallow: /a?b&#38;c&#x26;d # old", []string{`the "#" of the HTML entity "&#38;" starts a comment`, `crawlers read only "Disallow: /a?b&"`, `write "Disallow: /a?b&c&d # old"`}},

@@ -89,8 +89,6 @@ type parser struct {
 	// changes, by rule; the others' are the patterns themselves.
 	norms []normed
 
-	sel indexScratch // for Robots.index
-
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
 }
@@ -220,7 +218,6 @@ func Parse(data []byte) *Robots {
 	p.noteEmpties()
 	r := p.finish()
 	r.lines = line
-	r.index(&p.sel)
 	p.r = nil
 	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled && cap(p.patterns) <= maxPooledPatterns {
 		// The scratch of a huge file is left to the collector rather than

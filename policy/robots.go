@@ -23,10 +23,11 @@ import (
 
 // Robots is a parsed robots.txt file. It is immutable and safe for
 // concurrent use; the slices its methods return are shared and must not be
-// modified. A crawler's first few decisions pass over the rules of its
-// groups; the rule index of those groups is built by the decision after
-// them, which alone allocates, and the Groups by the first call of
-// Groups; each is published atomically, so no decision takes a lock.
+// modified. A crawler's first few lookups of its groups pass over the
+// file's User-agent lines, and its first few decisions over the rules of
+// its groups; the index of the tokens and the rule index of those groups
+// are each built by the use after them, and the Groups by the first call
+// of Groups; each is published atomically, so no decision takes a lock.
 type Robots struct {
 	// text holds every string the file keeps: the rules' patterns, then
 	// the agents, then the sitemaps, then the normalised patterns of
@@ -46,8 +47,10 @@ type Robots struct {
 
 	public atomic.Pointer[[]Group] // nil until the first call of Groups
 
-	agents []agentEntry // by lower-cased product token, sorted
-	star   *selection   // the merged "*" groups, or nil
+	// tokens is the index of the groups by product token, nil until a
+	// lookup builds it; lookups counts the lookups made without it.
+	tokens  atomic.Pointer[tokenIndex]
+	lookups atomic.Int32
 }
 
 // Group is one group of a robots.txt file: consecutive User-agent lines

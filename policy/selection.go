@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -191,7 +192,8 @@ func (s *selection) build() *ruleIndex {
 	return x
 }
 
-// named is one product token of a group, while Robots.index sorts them.
+// named is one product token of a group, while Robots.buildTokens sorts
+// them.
 type named struct {
 	token     string
 	off, n    int // where the lower-cased token is in lowered
@@ -199,8 +201,8 @@ type named struct {
 	lowercase bool // token needs no lower-casing
 }
 
-// indexScratch is the working space of Robots.index, kept by the parser
-// from file to file: none of it is part of the result.
+// indexScratch is the working space of Robots.buildTokens, kept in
+// scratches from file to file: none of it is part of the result.
 type indexScratch struct {
 	pairs   []named
 	lowered []byte
@@ -209,6 +211,8 @@ type indexScratch struct {
 	entries []int32 // per distinct token, its selection
 	tokens  []string
 }
+
+var scratches = sync.Pool{New: func() any { return new(indexScratch) }}
 
 // reset empties sc for a file of groups groups, dropping what it points
 // to so that the pool holds no file's strings.
@@ -224,13 +228,19 @@ func (sc *indexScratch) reset(groups int) {
 	}
 }
 
-// index merges, for every product token, the groups that name it (RFC 9309
-// section 2.2.1) into one selection per distinct set of groups. A token is
-// lower-cased in one buffer shared by all of them, and a token naming one
-// group, the common case, shares its group list with the other tokens.
-func (r *Robots) index(sc *indexScratch) {
+// buildTokens merges, for every product token, the groups that name it
+// (RFC 9309 section 2.2.1) into one selection per distinct set of groups.
+// A token is lower-cased in one buffer shared by all of them, and a token
+// naming one group, the common case, shares its group list with the other
+// tokens.
+func (r *Robots) buildTokens() *tokenIndex {
+	x := &tokenIndex{}
+	sc := scratches.Get().(*indexScratch)
 	sc.reset(len(r.groups))
-	defer sc.reset(0)
+	defer func() {
+		sc.reset(0)
+		scratches.Put(sc)
+	}()
 	var star []int
 	pairs, lowered := sc.pairs, sc.lowered
 	for i := range r.groups {
@@ -321,7 +331,7 @@ func (r *Robots) index(sc *indexScratch) {
 		starSel = selectionOf(star)
 	}
 	if len(lists) == 0 {
-		return
+		return x
 	}
 	sels := make([]selection, len(lists))
 	for i, groups := range lists {
@@ -332,14 +342,15 @@ func (r *Robots) index(sc *indexScratch) {
 		}
 	}
 	if len(tokens) > 0 {
-		r.agents = make([]agentEntry, len(tokens))
+		x.agents = make([]agentEntry, len(tokens))
 		for i, t := range tokens {
-			r.agents[i] = agentEntry{head: head(t), token: t, sel: &sels[entries[i]]}
+			x.agents[i] = agentEntry{head: head(t), token: t, sel: &sels[entries[i]]}
 		}
 	}
 	if starSel >= 0 {
-		r.star = &sels[starSel]
+		x.star = &sels[starSel]
 	}
+	return x
 }
 
 // hasUpper reports whether s holds an upper-case ASCII letter.
@@ -352,29 +363,135 @@ func hasUpper(s string) bool {
 	return false
 }
 
+// tokenIndex is the groups of a file by product token, built by
+// Robots.buildTokens.
+type tokenIndex struct {
+	agents []agentEntry // by lower-cased product token, sorted
+	star   *selection   // the merged "*" groups, or nil
+}
+
+// scanLookups is how many lookups pass over a file's User-agent lines
+// before one builds its token index. Sorting the tokens costs as much as
+// many passes, and a crawler looks its groups up once per file it holds
+// (it keeps the Agent), so most files are never indexed.
+const scanLookups = 4
+
 // lookup returns the selection for the first token that has a group, or
-// the "*" groups, with the token that chose it ("*" for the fallback).
+// the "*" groups, with the token that chose it ("*" for the fallback): by
+// a pass over the User-agent lines until the lookup that builds the
+// index.
 func (r *Robots) lookup(tokens []string) (*selection, string) {
 	if r == nil {
 		return nil, ""
 	}
+	x := r.tokens.Load()
+	if x == nil {
+		if r.lookups.Load() < scanLookups && r.lookups.Add(1) <= scanLookups {
+			return r.scan(tokens)
+		}
+		x = r.tokenIndex()
+	}
 	for _, t := range tokens {
-		if t == "*" || len(r.agents) == 0 {
+		if t == "*" || len(x.agents) == 0 {
 			// Many files name no crawler but "*": nothing to look up.
 			break
 		}
-		if s := r.named(t); s != nil {
+		if s := x.named(t); s != nil {
 			return s, t
 		}
 	}
-	if r.star == nil {
+	if x.star == nil {
 		return nil, ""
 	}
-	return r.star, "*"
+	return x.star, "*"
+}
+
+// tokenIndex returns r's token index, building it on first use.
+func (r *Robots) tokenIndex() *tokenIndex {
+	if x := r.tokens.Load(); x != nil {
+		return x
+	}
+	x := r.buildTokens()
+	if r.tokens.CompareAndSwap(nil, x) {
+		return x
+	}
+	return r.tokens.Load()
+}
+
+// scan is lookup by a pass over the User-agent lines: the groups of the
+// first token some product token of a group equals, case-insensitively,
+// else the "*" groups, merged into a selection of their own.
+func (r *Robots) scan(tokens []string) (*selection, string) {
+	for _, t := range tokens {
+		if t == "*" {
+			break
+		}
+		if t == "" {
+			continue
+		}
+		if groups := r.naming(t); groups != nil {
+			return r.selectionOf(groups), t
+		}
+	}
+	if groups := r.naming("*"); groups != nil {
+		return r.selectionOf(groups), "*"
+	}
+	return nil, ""
+}
+
+// naming returns the groups, in file order, with a User-agent line whose
+// value is "*", for token "*", or else a product token equal to token in
+// any case; nil when none does. token is not empty.
+func (r *Robots) naming(token string) []int {
+	var groups []int
+	for gi := range r.groups {
+		lo, hi := r.groupAgents(gi)
+		for k := lo; k < hi; k++ {
+			a := r.agent(k)
+			if len(a) != len(token) {
+				continue
+			}
+			if token == "*" && a == "*" || token != "*" && equalFoldASCII(a, token) && ProductToken(a) == a {
+				groups = append(groups, gi)
+				break
+			}
+		}
+	}
+	return groups
+}
+
+// selectionOf returns a selection of groups.
+func (r *Robots) selectionOf(groups []int) *selection {
+	s := &selection{owner: r, groups: groups, delay: -1}
+	for _, gi := range groups {
+		s.delay = max(s.delay, r.groups[gi].delay)
+	}
+	return s
+}
+
+// equalFoldASCII reports whether a and b, of one length, are equal with
+// A-Z and a-z taken as equal.
+func equalFoldASCII(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		c, d := a[i], b[i]
+		if c == d {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'A' <= d && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if c != d {
+			return false
+		}
+	}
+	return true
 }
 
 // named returns the selection of token, in any case, or nil.
-func (r *Robots) named(token string) *selection {
+func (x *tokenIndex) named(token string) *selection {
 	// The tokens of agents are lower-cased; so is a copy of token, on the
 	// stack unless it is longer than any real crawler's.
 	var buf [maxToken]byte
@@ -392,17 +509,17 @@ func (r *Robots) named(token string) *selection {
 	// Past the token's end, lower is zero: its head is its first word.
 	h := binary.BigEndian.Uint64(lower)
 	lower = lower[:len(token)]
-	lo, hi := 0, len(r.agents)
+	lo, hi := 0, len(x.agents)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if e := &r.agents[m]; e.head < h || e.head == h && e.token < string(lower) {
+		if e := &x.agents[m]; e.head < h || e.head == h && e.token < string(lower) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(r.agents) && r.agents[lo].token == string(lower) {
-		return r.agents[lo].sel
+	if lo < len(x.agents) && x.agents[lo].token == string(lower) {
+		return x.agents[lo].sel
 	}
 	return nil
 }

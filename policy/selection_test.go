@@ -3,9 +3,11 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crawlkit/robots/match"
 )
@@ -26,7 +28,8 @@ Disallow: *?sort=
 // does not apply.
 func TestIndexBuiltAfterDecisions(t *testing.T) {
 	r := Parse([]byte(selectionFile))
-	star, other := r.Agent("ExampleBot").sel, r.Agent("OtherBot").sel
+	agent := r.Agent("ExampleBot")
+	star, other := agent.sel, r.Agent("OtherBot").sel
 	if star == nil || other == nil || star == other {
 		t.Fatalf("selections %p and %p, want two", star, other)
 	}
@@ -34,12 +37,12 @@ func TestIndexBuiltAfterDecisions(t *testing.T) {
 		t.Fatal("Parse built a rule index")
 	}
 	for k := range indexAfter {
-		r.Agent("ExampleBot").Allowed("/x")
+		agent.Allowed("/x")
 		if star.idx.Load() != nil {
 			t.Fatalf("decision %d of %d built the index", k+1, indexAfter)
 		}
 	}
-	r.Agent("ExampleBot").Decide("/private/x")
+	agent.Decide("/private/x")
 	if star.idx.Load() == nil {
 		t.Errorf("decision %d did not build its group's index", indexAfter+1)
 	}
@@ -165,7 +168,8 @@ Disallow: /b*
 
 // TestNamedTokens checks that a token is found in any case, a token longer
 // than the stack buffer named lowers it in included, and that a token
-// sharing a group's first eight octets is not taken for it.
+// sharing a group's first eight octets is not taken for it, by the token
+// index and by a pass over the User-agent lines alike.
 func TestNamedTokens(t *testing.T) {
 	long := strings.Repeat("LongBot", 12)
 	r := Parse([]byte("User-agent: Googlebot\nDisallow: /g\n\nUser-agent: Googlebot-News\nDisallow: /n\n\nUser-agent: " + long + "\nDisallow: /l\n"))
@@ -184,12 +188,93 @@ func TestNamedTokens(t *testing.T) {
 		{long + "x", -1},
 	}
 	for _, tt := range tests {
-		s := r.named(tt.token)
-		switch {
-		case tt.group < 0 && s != nil:
-			t.Errorf("named(%q) = groups %v, want none", tt.token, s.groups)
-		case tt.group >= 0 && (s == nil || len(s.groups) != 1 || s.groups[0] != tt.group):
-			t.Errorf("named(%q) = %v, want group %d", tt.token, s, tt.group)
+		var indexed []int
+		if s := r.tokenIndex().named(tt.token); s != nil {
+			indexed = s.groups
+		}
+		for way, got := range map[string][]int{"the index": indexed, "a pass": r.naming(tt.token)} {
+			switch {
+			case tt.group < 0 && got != nil:
+				t.Errorf("%s names %q groups %v, want none", way, tt.token, got)
+			case tt.group >= 0 && (len(got) != 1 || got[0] != tt.group):
+				t.Errorf("%s names %q groups %v, want group %d", way, tt.token, got, tt.group)
+			}
+		}
+	}
+}
+
+// TestTokenIndexBuiltAfterLookups checks that Parse builds no index of
+// the tokens, that a file's first scanLookups lookups pass over its
+// User-agent lines instead, and that the next one builds it.
+func TestTokenIndexBuiltAfterLookups(t *testing.T) {
+	r := Parse([]byte(selectionFile))
+	if r.tokens.Load() != nil {
+		t.Fatal("Parse built the token index")
+	}
+	for k := range scanLookups {
+		if a := r.Agent("OtherBot"); a.Token() != "OtherBot" || !slices.Equal(a.Groups(), []int{0}) {
+			t.Fatalf("lookup %d: token %q, groups %v, want OtherBot's group 0", k+1, a.Token(), a.Groups())
+		}
+		if r.tokens.Load() != nil {
+			t.Fatalf("lookup %d of %d built the token index", k+1, scanLookups)
+		}
+	}
+	if a := r.Agent("otherbot"); a.Token() != "otherbot" || !slices.Equal(a.Groups(), []int{0}) {
+		t.Fatalf("indexed lookup: token %q, groups %v, want group 0", a.Token(), a.Groups())
+	}
+	if r.tokens.Load() == nil {
+		t.Errorf("lookup %d did not build the token index", scanLookups+1)
+	}
+}
+
+// TestScanAgreesWithTokenIndex holds a pass over the User-agent lines to
+// the token index on every file of the corpus and on files made to trip
+// them: for tokens that each file names, in other cases, and tokens it
+// does not name, both choose the same groups, token and Crawl-delay.
+func TestScanAgreesWithTokenIndex(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.txt"))
+	if len(files) < 100 {
+		t.Fatalf("%d files in %s, want the committed corpus", len(files), corpusDir)
+	}
+	made := [][]byte{
+		[]byte("User-agent: *\nUser-agent: A\nDisallow: /a\n\nUser-agent: a\nUser-agent: *\nDisallow: /b\n"),
+		[]byte("User-agent: Bot/1.0\nUser-agent: bot\nDisallow: /x\n\nUser-agent: BOT\nCrawl-delay: 3\nDisallow: /y\n"),
+		[]byte("User-agent:\nDisallow: /e\n\nUser-agent: *bot\nDisallow: /s\n\nUser-agent: ü-bot\nDisallow: /u\n"),
+		[]byte("User-agent: a\nDisallow: /\n"),
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, data)
+	}
+	for i, data := range made {
+		r := Parse(data)
+		tokens := []string{"*", "", "Googlebot", "nobody-names-this", "Bot/1.0", "*bot", "ü-bot"}
+		for k := range r.agentEnds {
+			a := r.agent(k)
+			tokens = append(tokens, a, strings.ToUpper(a), strings.ToLower(a),
+				strings.ReplaceAll(a, "-", "x"), strings.ReplaceAll(a, "_", "-"), a+"x", strings.TrimSuffix(a, a[len(a)-min(len(a), 1):])+"-")
+		}
+		x := r.tokenIndex()
+		for _, tok := range tokens {
+			for _, asked := range [][]string{{tok}, {tok, "Googlebot"}, {"nobody-names-this", tok}} {
+				scanned, st := r.scan(asked)
+				indexed, it := r.lookup(asked)
+				var sg, ig []int
+				var sd, id time.Duration
+				if scanned != nil {
+					sg, sd = scanned.groups, scanned.delay
+				}
+				if indexed != nil {
+					ig, id = indexed.groups, indexed.delay
+				}
+				if st != it || !slices.Equal(sg, ig) || sd != id {
+					t.Errorf("file %d (%d agents, index of %d tokens): %q: a pass chose %q groups %v delay %v, the index %q groups %v delay %v",
+						i, len(r.agentEnds), len(x.agents), asked, st, sg, sd, it, ig, id)
+				}
+			}
 		}
 	}
 }
