@@ -49,38 +49,55 @@ return 0
 `)
 
 	// slotScript reserves a slot, or, asked to peek, says which it would
-	// reserve, so that the slot arithmetic is written once. KEYS[1] slot
-	// (a hash: last reserved slot, pause, epoch), KEYS[2] members (a
-	// sorted set: each member until when it counts); ARGV: now, the
+	// reserve, so that the slot arithmetic is written once. KEYS[1] slot,
+	// a hash of the origin's last reserved slot ("last"), pause, epoch,
+	// the time until which its key is to be kept ("keep") and, under "m:"
+	// and its name, each member until when it counts; ARGV: now, the
 	// earliest slot, interval, limit (0: none), the member window, all in
 	// µs, the margin in ms, the member, the member's latest slot sent (0:
-	// none) in µs, the epoch to take if the hash has none, "1" to
-	// peek ("0": reserve), and the spread in µs: a reserved slot lasts
-	// until it plus the spread, which is what the next slot follows. A hash without an epoch is a store that lost
-	// the origin's pace (or never had it): it takes the caller's, and
-	// every member that held another reserves its slots anew. The slot of
-	// a member that sent one is never lost: last is raised to it first,
-	// whether a slot is then reserved or not. It returns {reserved (1 or
-	// 0), slot, members, epoch}. The slot key expires the margin after the
-	// later of the next slot and the pause, the members key the margin
-	// after its last member's window, both counted from now.
+	// none) in µs, the epoch to take if the hash has none, "1" to peek
+	// ("0": reserve), and the spread in µs: a reserved slot lasts until it
+	// plus the spread, which is what the next slot follows. A hash
+	// without an epoch is a store that lost the origin's pace (or never
+	// had it): it takes the caller's, and every member that held another
+	// reserves its slots anew. The slot of a member that sent one is never
+	// lost: last is raised to it first, whether a slot is then reserved or
+	// not. It returns {reserved (1 or 0), slot, members, epoch}.
 	//
-	// A peek writes nothing and counts no member (members is 0), and
-	// with a zero interval it is the later of the earliest slot and the
-	// pause, as robots.Pace's NextSlot says.
+	// One read, one write and one expiry, whatever the members: the key
+	// expires the margin after the latest of the next slot, the pause and
+	// the members' windows that any call asked for, counted from now, and
+	// members whose window passed are dropped as they are met. A peek
+	// writes nothing and counts no member (members is 0), and with a zero
+	// interval it is the later of the earliest slot and the pause, as
+	// robots.Pace's NextSlot says.
 	slotScript = redis.NewScript(`
 local now, at, interval, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local window, margin, held = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
-local peek, spread = ARGV[10] == '1', tonumber(ARGV[11])
-local st = redis.call('HMGET', KEYS[1], 'last', 'pause', 'epoch')
-local last, pause, epoch = tonumber(st[1]), tonumber(st[2]), st[3]
+local peek, spread, mine = ARGV[10] == '1', tonumber(ARGV[11]), 'm:' .. ARGV[7]
+local h = redis.call('HGETALL', KEYS[1])
+local last, pause, epoch, keep, cur
+local members, gone = 1, {}
+for i = 1, #h, 2 do
+  local f, v = h[i], h[i + 1]
+  if f == 'last' then last = tonumber(v)
+  elseif f == 'pause' then pause = tonumber(v)
+  elseif f == 'epoch' then epoch = v
+  elseif f == 'keep' then keep = tonumber(v)
+  elseif f == mine then cur = tonumber(v)
+  elseif tonumber(v) < now then gone[#gone + 1] = f
+  else members = members + 1
+  end
+end
+local w = {}
 if not epoch then
   epoch = ARGV[9]
-  if not peek then redis.call('HSET', KEYS[1], 'epoch', epoch) end
+  w[#w + 1] = 'epoch'; w[#w + 1] = epoch
 end
+local setLast
 if held > 0 and (not last or last < held) then
   last = held
-  if not peek then redis.call('HSET', KEYS[1], 'last', string.format('%d', last)) end
+  setLast = held
 end
 if last and (interval > 0 or not peek) and last + interval > at then at = last + interval end
 if pause and pause > at then at = pause end
@@ -89,21 +106,27 @@ local reserved = 1
 if limit > 0 and at > limit then reserved = 0 end
 local seen = now + window
 if reserved == 1 then seen = at + window end
-local cur = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[7]))
-if not cur or cur < seen then redis.call('ZADD', KEYS[2], string.format('%d', seen), ARGV[7]) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('(%d', now))
-local members = redis.call('ZCARD', KEYS[2])
-local keepMembers = math.floor((seen - now) / 1000) + margin
-if redis.call('PTTL', KEYS[2]) < keepMembers then redis.call('PEXPIRE', KEYS[2], keepMembers) end
-local keep = now
-if last then keep = last + interval end
-if reserved == 1 then
-  redis.call('HSET', KEYS[1], 'last', string.format('%d', at + spread))
-  keep = at + spread + interval
+if not cur or cur < seen then
+  w[#w + 1] = mine; w[#w + 1] = string.format('%d', seen)
 end
-if pause and pause > keep then keep = pause end
-local ttl = math.floor((keep - now) / 1000) + margin
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+local upto = math.max(seen, now)
+if last then upto = math.max(upto, last + interval) end
+if reserved == 1 then
+  setLast = at + spread
+  upto = math.max(upto, at + spread + interval)
+end
+if pause then upto = math.max(upto, pause) end
+if setLast then
+  w[#w + 1] = 'last'; w[#w + 1] = string.format('%d', setLast)
+end
+if not keep or keep < upto then
+  w[#w + 1] = 'keep'; w[#w + 1] = string.format('%d', upto)
+else
+  upto = keep
+end
+if #w > 0 then redis.call('HSET', KEYS[1], unpack(w)) end
+if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
+redis.call('PEXPIRE', KEYS[1], math.floor((upto - now) / 1000) + margin)
 return {reserved, at, members, epoch}
 `)
 
@@ -230,7 +253,7 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 		mode = "1"
 	}
 	reply, err := call(ctx, s, op, func(ctx context.Context) ([]any, error) {
-		r, err := slotScript.Run(ctx, s.client, []string{s.key(origin, "slot"), s.key(origin, "members")},
+		r, err := slotScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
 			req.Now.UnixMicro(), from.UnixMicro(), interval.Microseconds(), lim,
 			window.Microseconds(), slotMargin.Milliseconds(), req.Member, held, epoch, mode, max(req.Spread, 0).Microseconds()).Slice()
 		if err == nil && len(r) != 4 {

@@ -48,12 +48,13 @@ const origin = "https://site.example:443"
 // TestKeys checks the key layout: versioned, prefixed, the origin as the
 // Cluster hash tag of each of its keys, and an expiry on every key, each
 // the time its docs give: a record's TTL, a lease's ttl, a slot key a
-// minute past its last slot (its spread included) or its pause, the
-// members a minute past the last one's window.
+// minute past the latest of its last slot (its spread included), its
+// pause and its members' windows.
 func TestKeys(t *testing.T) {
 	const (
 		paused = "https://paused.example"
 		spread = "https://spread.example"
+		long   = "https://long.example"
 	)
 	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
 	ctx := context.Background()
@@ -74,18 +75,30 @@ func TestKeys(t *testing.T) {
 	if err := s.Pause(ctx, paused, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReserveSlot(ctx, spread, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Spread: 30 * time.Second}); err != nil {
+	if _, err := s.ReserveSlot(ctx, spread, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Spread: 90 * time.Second}); err != nil {
 		t.Fatal(err)
+	}
+	// A later call, refused or with a shorter delay, never shortens the
+	// key's life: the pause, and a member's long window, keep it.
+	if _, err := s.ReserveSlot(ctx, paused, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Limit: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []robots.SlotRequest{
+		{Member: "slow", Now: now, Interval: 5 * time.Minute},
+		{Member: "fast", Now: now, Interval: time.Second, Limit: now},
+	} {
+		if _, err := s.ReserveSlot(ctx, long, req); err != nil {
+			t.Fatal(err)
+		}
 	}
 	want := map[string]time.Duration{
 		"fleet:rs1:{" + origin + "}:record":            time.Hour,
 		"fleet:rs1:{" + origin + "}:record examplebot": time.Hour,
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
-		"fleet:rs1:{" + origin + "}:slot":              time.Second + time.Minute,
-		"fleet:rs1:{" + origin + "}:members":           redisstore.MemberWindow + time.Minute,
+		"fleet:rs1:{" + origin + "}:slot":              redisstore.MemberWindow + time.Minute,
 		"fleet:rs1:{" + paused + "}:slot":              time.Hour + time.Minute,
-		"fleet:rs1:{" + spread + "}:slot":              30*time.Second + time.Second + time.Minute,
-		"fleet:rs1:{" + spread + "}:members":           redisstore.MemberWindow + time.Minute,
+		"fleet:rs1:{" + spread + "}:slot":              90*time.Second + time.Second + time.Minute,
+		"fleet:rs1:{" + long + "}:slot":                robots.MemberWindowFor(5*time.Minute) + time.Minute,
 	}
 	keys, err := client.Keys(ctx, "*").Result()
 	if err != nil {
@@ -295,7 +308,7 @@ func TestReserveSlotNotBefore(t *testing.T) {
 // counted, each once, the caller included; one gone quiet drops out once
 // the window has passed its last slot, and other origins count apart.
 func TestReserveSlotCountsMembers(t *testing.T) {
-	_, _, s := newStore(t, redisstore.Options{})
+	_, client, s := newStore(t, redisstore.Options{})
 	ctx := context.Background()
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	reserve := func(member string, origin robots.OriginKey, now time.Time) int {
@@ -317,14 +330,31 @@ func TestReserveSlotCountsMembers(t *testing.T) {
 		{"a", origin, t0, 2},
 		{"c", origin, t0.Add(time.Second), 3},
 		{"a", "https://other.example", t0, 1},
-		// b's last slot was t0+1s; a and c reserved up to t0+3s.
-		{"a", origin, t0.Add(time.Second + redisstore.MemberWindow + time.Millisecond), 2},
+		// b's last slot was t0+1s; a and c reserved up to t0+3s, a's
+		// window counting from its later slot.
+		{"d", origin, t0.Add(time.Second + redisstore.MemberWindow + time.Millisecond), 3},
+		{"a", origin, t0.Add(time.Second + redisstore.MemberWindow + time.Millisecond), 3},
 		{"a", origin, t0.Add(time.Hour), 1},
 	}
 	for i, st := range steps {
 		if got := reserve(st.member, st.origin, st.now); got != st.want {
 			t.Errorf("step %d: %s on %s: %d members; want %d", i, st.member, st.origin, got, st.want)
 		}
+	}
+	// The members whose window passed are gone from the store, not only
+	// from the count.
+	fields, err := client.HKeys(ctx, "rs1:{"+string(origin)+"}:slot").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, f := range fields {
+		if strings.HasPrefix(f, "m:") {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) != 1 || kept[0] != "m:a" {
+		t.Errorf("members kept in the store: %q; want only a's", kept)
 	}
 }
 
