@@ -535,6 +535,13 @@ func TestFailoverToReplicaBehind(t *testing.T) {
 // a fresh client's PING: go-redis's pool, after PoolSize failed dials,
 // re-dials in the background about once a second, so a member may reach
 // the server that long after it answers. Both times are logged.
+//
+// Gaps are measured where the bases are entered, after the pacer's last
+// clock read, by 800 goroutines on the machine's few cores: one
+// descheduled between the two reads is recorded late, which no pacer can
+// prevent, so 5 ms are allowed (TestFleetSpacingFromRealSends holds the
+// pacer to 1 ms with 24 goroutines). A slot handed out twice shows gaps
+// hundreds of milliseconds short.
 func TestManyOriginsSurviveEmptyRestart(t *testing.T) {
 	const (
 		delay    = 500 * time.Millisecond
@@ -591,7 +598,7 @@ func TestManyOriginsSurviveEmptyRestart(t *testing.T) {
 	stop()
 
 	all := l.snapshot()
-	floor := delay - time.Millisecond
+	floor := delay - 5*time.Millisecond
 	r := spacing(all, settled, floor)
 	r.check(t, "from Cooldown plus a delay after the members reached Redis again", floor)
 	before := spacing(all, time.Time{}, floor)
