@@ -1,0 +1,571 @@
+// Package frontier schedules a crawl's URLs on a robots.Transport: it
+// holds them by origin and hands a worker a URL only when its origin is
+// free, so that workers fetch at the politeness limit instead of sleeping
+// inside RoundTrip, in whatever order the URLs were added.
+//
+// Each URL goes through the states below; the frontier never caches an
+// allow or a refusal: the transport decides when the request is sent,
+// against the robots.txt in force then.
+//
+//	state     how a URL gets there                                 what follows
+//	Queued    Add; a Waiting URL whose time came                   InFlight, when Next hands it out
+//	InFlight  Next                                                  Done, Refused, Waiting or Failed, by Done
+//	Waiting   Done: a slot taken (*robots.SlotError), an           Queued at its At
+//	          unreachable robots.txt, 429, 503, another 5xx,
+//	          a network error, with attempts left
+//	Done      Done: any other response (final; its status kept)     -
+//	Refused   Done: a *robots.DisallowedError by a rule or an       -
+//	          AI-use preference (final; the error kept)
+//	Failed    Done: a retryable outcome with no attempt left        -
+//	          (final; the last error or status kept)
+//
+// A worker's loop is Next, send the request through the transport, Done.
+// Next waits, without polling, until the earliest origin is free, a URL
+// is added, or its context ends. An origin is free when no worker holds
+// one of its URLs and the transport's NextFree says a request could go
+// now: that sees a Retry-After pause, the slots other members of a fleet
+// took and the retry time of an unreachable robots.txt.
+package frontier
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/match"
+)
+
+// State is where a URL is in the frontier.
+type State int
+
+// The states of a URL; see the package documentation for the transitions.
+const (
+	Queued State = iota
+	InFlight
+	Waiting
+	Done
+	Refused
+	Failed
+)
+
+var stateNames = [...]string{"queued", "in flight", "waiting", "done", "refused", "failed"}
+
+func (s State) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return fmt.Sprintf("State(%d)", int(s))
+	}
+	return stateNames[s]
+}
+
+// Final reports whether s is a state a URL never leaves.
+func (s State) Final() bool { return s == Done || s == Refused || s == Failed }
+
+// Options configure a Frontier. The zero value gives the defaults.
+type Options struct {
+	// MaxURLs bounds the URLs the frontier holds, those in a final state
+	// included (they are remembered so that adding one again is a
+	// duplicate). Default DefaultMaxURLs.
+	MaxURLs int
+	// MaxBytes bounds the bytes of those URLs. Default DefaultMaxBytes.
+	MaxBytes int64
+	// MaxAttempts is how many times a URL is sent before a retryable
+	// outcome (an unreachable robots.txt, 429, 503, another 5xx, a network
+	// error) fails it. A taken slot (*robots.SlotError) is not an attempt.
+	// Default DefaultMaxAttempts.
+	MaxAttempts int
+	// MinBackoff and MaxBackoff bound the wait before a retry that no
+	// Retry-After or robots.txt retry time sets: MinBackoff after the
+	// first attempt, doubling with each, up to MaxBackoff. Defaults
+	// DefaultMinBackoff and DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// Now is the clock, time.Now when nil; the transport's should be the
+	// same.
+	Now func() time.Time
+}
+
+// The defaults of Options.
+const (
+	DefaultMaxURLs     = 1_000_000
+	DefaultMaxBytes    = 256 << 20
+	DefaultMaxAttempts = 4
+	DefaultMinBackoff  = 10 * time.Second
+	DefaultMaxBackoff  = 10 * time.Minute
+)
+
+// ErrFull is returned by Add when the frontier holds Options.MaxURLs URLs
+// or Options.MaxBytes bytes of them; nothing is dropped to make room.
+var ErrFull = errors.New("frontier: full")
+
+// ErrEmpty is returned by Next when every URL added is in a final state.
+var ErrEmpty = errors.New("frontier: no URL left")
+
+// Frontier holds a crawl's URLs. It is safe for concurrent use.
+type Frontier struct {
+	tr   transport
+	opts Options
+
+	mu      sync.Mutex
+	byKey   map[string]*entry
+	origins map[string]*origin
+	ready   readyHeap // origins with a URL to hand out and no worker
+	seq     uint64
+	bytes   int64
+	live    int // URLs not in a final state
+	count   [len(stateNames)]int
+	stats   counters
+	// changed is closed, and replaced, when the ready heap's head may
+	// have become earlier, to wake the workers waiting for it.
+	changed chan struct{}
+}
+
+// transport is what the frontier uses of *robots.Transport.
+type transport interface {
+	http.RoundTripper
+	NextFree(ctx context.Context, rawURL string) (time.Time, error)
+	Origin(u *url.URL) (string, error)
+	Robots(ctx context.Context, rawURL string) (robots.RobotsInfo, error)
+}
+
+// entry is one URL.
+type entry struct {
+	url      string
+	key      string
+	o        *origin
+	priority int
+	seq      uint64
+	state    State
+	attempts int
+	at       time.Time // Waiting: when it is Queued again
+	status   int       // Done, or Failed on a status
+	err      error     // Refused, or Failed on an error
+	index    int       // place in its origin's heap, -1 when out
+}
+
+// origin is one origin's URLs.
+type origin struct {
+	key     string
+	queued  entryHeap // by priority, then order of adding
+	waiting timeHeap  // by at
+	free    time.Time // when NextFree last said the origin is free
+	out     bool      // a worker holds one of its URLs
+	lease   *Lease    // the lease of that URL
+	index   int       // place in the ready heap, -1 when out
+}
+
+// New returns an empty Frontier that schedules by tr.
+func New(tr *robots.Transport, opts Options) *Frontier {
+	if opts.MaxURLs <= 0 {
+		opts.MaxURLs = DefaultMaxURLs
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = DefaultMinBackoff
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(DefaultMaxBackoff, opts.MinBackoff)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Frontier{tr: tr, opts: opts, byKey: make(map[string]*entry), origins: make(map[string]*origin), changed: make(chan struct{})}
+}
+
+// Add queues rawURL, an absolute http or https URL, behind the URLs of its
+// origin added before it. It reports false, and queues nothing, for a URL
+// held already in any spelling the transport sends as the same request
+// (case of the scheme and host, default port, percent-encoding, a
+// fragment). It fails with ErrFull when the frontier is full.
+func (f *Frontier) Add(rawURL string) (bool, error) {
+	return f.AddPriority(rawURL, 0)
+}
+
+// AddPriority is Add with a priority: within an origin, a URL of a higher
+// priority is handed out before those of a lower one, whenever added.
+func (f *Frontier) AddPriority(rawURL string, priority int) (bool, error) {
+	originKey, key, err := f.keyOf(rawURL)
+	if err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.byKey[key] != nil {
+		return false, nil
+	}
+	if len(f.byKey) >= f.opts.MaxURLs || f.bytes+int64(len(rawURL)) > f.opts.MaxBytes {
+		return false, fmt.Errorf("%w: %d URLs, %d bytes held (MaxURLs %d, MaxBytes %d)", ErrFull, len(f.byKey), f.bytes, f.opts.MaxURLs, f.opts.MaxBytes)
+	}
+	f.seq++
+	e := &entry{url: rawURL, key: key, priority: priority, seq: f.seq, index: -1}
+	f.insert(originKey, e, Queued)
+	return true, nil
+}
+
+// insert adds e, a URL not held, to originKey's queue in state st
+// (Queued, or Waiting until e.at). f.mu is held.
+func (f *Frontier) insert(originKey string, e *entry, st State) {
+	o := f.origins[originKey]
+	if o == nil {
+		o = &origin{key: originKey, index: -1}
+		f.origins[originKey] = o
+	}
+	e.o = o
+	f.byKey[e.key] = e
+	f.bytes += int64(len(e.url))
+	f.live++
+	e.state = st
+	f.count[st]++
+	if st == Waiting {
+		heap.Push(&o.waiting, e)
+	} else {
+		heap.Push(&o.queued, e)
+	}
+	f.schedule(o)
+}
+
+// keyOf returns rawURL's origin and the key of the request it names.
+func (f *Frontier) keyOf(rawURL string) (originKey, key string, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", "", err
+	}
+	originKey, err = f.tr.Origin(u)
+	if err != nil {
+		return "", "", err
+	}
+	target := u.RequestURI()
+	if u.Opaque != "" {
+		return "", "", fmt.Errorf("frontier: %q is not a hierarchical URL", rawURL)
+	}
+	return originKey, originKey + string(match.AppendPath(nil, target)), nil
+}
+
+// Lease is a URL handed to a worker by Next. Give it back with Done.
+type Lease struct {
+	// URL is the URL to request, as added.
+	URL string
+	// Attempt counts the sends of URL, this one included.
+	Attempt int
+	e       *entry
+}
+
+// Next waits until an origin with a URL is free and hands out that
+// origin's first URL, holding the origin until Done. It returns ErrEmpty
+// when every URL added is in a final state, or ctx's error.
+func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		f.mu.Lock()
+		if f.live == 0 {
+			f.mu.Unlock()
+			return nil, ErrEmpty
+		}
+		changed := f.changed
+		var wait <-chan time.Time
+		if len(f.ready) > 0 {
+			o := f.ready[0]
+			now := f.opts.Now()
+			f.promote(o, now)
+			if at := o.readyAt(); !at.After(now) && o.queued.Len() > 0 {
+				heap.Pop(&f.ready)
+				e := heap.Pop(&o.queued).(*entry)
+				f.move(e, InFlight)
+				e.attempts++
+				l := &Lease{URL: e.url, Attempt: e.attempts, e: e}
+				o.out, o.lease = true, l
+				f.mu.Unlock()
+				return l, nil
+			}
+			d := max(o.readyAt().Sub(now), time.Millisecond)
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			wait = timer.C
+		}
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-wait:
+		}
+	}
+}
+
+// Done gives l back with the outcome of its request through the
+// transport: resp and err as RoundTrip (or http.Client.Do) returned them.
+// It reads resp's status and Retry-After only; the caller closes the
+// body. It returns the URL's state after it: a final one, or Waiting when
+// it is tried again. A lease given back twice changes nothing the second
+// time.
+func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err error) State {
+	e := l.e
+	now := f.opts.Now()
+	var slot *robots.SlotError
+	var refused *robots.DisallowedError
+	st, at := Done, now
+	attempt, backoff := true, false
+	switch {
+	case errors.As(err, &slot):
+		// A slot another member took: not an attempt of the URL.
+		st, at, attempt = Waiting, slot.At, false
+	case errors.As(err, &refused) && refused.Unreachable:
+		// The transport backs off its robots.txt retries itself.
+		st, at = Waiting, refused.RetryAt
+	case errors.As(err, &refused):
+		st = Refused
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The worker is stopping: the URL goes back untried.
+		st, attempt = Waiting, false
+	case err != nil:
+		st, backoff = Waiting, true
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		// With a Retry-After, the transport holds the origin's pause,
+		// which the origin's free time below carries.
+		st, backoff = Waiting, resp.Header.Get("Retry-After") == ""
+	}
+
+	f.mu.Lock()
+	if e.state != InFlight || e.o.lease != l {
+		defer f.mu.Unlock()
+		return e.state
+	}
+	e.o.lease = nil
+	if !attempt {
+		e.attempts--
+	}
+	if st == Waiting && attempt {
+		if backoff {
+			at = latest(at, now.Add(f.backoff(e.attempts)))
+		}
+		if e.attempts >= f.opts.MaxAttempts {
+			st = Failed
+		}
+	}
+	f.stats.outcome(now, resp, err, refused, st, st == Waiting && attempt)
+	e.err, e.status = err, 0
+	if err == nil {
+		e.status = resp.StatusCode
+	}
+	f.move(e, st)
+	o := e.o
+	if st == Waiting {
+		e.at = at
+		heap.Push(&o.waiting, e)
+	}
+	next := o.next()
+	f.mu.Unlock()
+
+	// Asked outside the lock: with a fleet store it is a round trip.
+	free := time.Time{}
+	if next != "" {
+		if t, ferr := f.tr.NextFree(ctx, next); ferr == nil {
+			free = t
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o.out = false
+	o.free = free
+	f.schedule(o)
+	return st
+}
+
+// backoff returns the wait before the retry that follows attempt n.
+func (f *Frontier) backoff(n int) time.Duration {
+	d := f.opts.MinBackoff
+	for i := 1; i < n && d < f.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, f.opts.MaxBackoff)
+}
+
+// move puts e in state st, counting it. f.mu is held.
+func (f *Frontier) move(e *entry, st State) {
+	f.count[e.state]--
+	if !e.state.Final() && st.Final() {
+		f.live--
+	}
+	e.state = st
+	f.count[st]++
+}
+
+// promote queues o's waiting URLs whose time came. f.mu is held.
+func (f *Frontier) promote(o *origin, now time.Time) {
+	for o.waiting.Len() > 0 && !o.waiting[0].at.After(now) {
+		e := heap.Pop(&o.waiting).(*entry)
+		f.move(e, Queued)
+		heap.Push(&o.queued, e)
+	}
+}
+
+// schedule puts o in the ready heap, or fixes its place, when no worker
+// holds it and it has a URL; f.mu is held. It wakes the waiting workers.
+func (f *Frontier) schedule(o *origin) {
+	// An origin left without URLs is kept, with when it is free, for
+	// the URLs added to it later.
+	switch {
+	case o.out || o.queued.Len()+o.waiting.Len() == 0:
+		if o.index >= 0 {
+			heap.Remove(&f.ready, o.index)
+		}
+	case o.index >= 0:
+		heap.Fix(&f.ready, o.index)
+	default:
+		heap.Push(&f.ready, o)
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// readyAt is when o can next hand out a URL: when its origin is free and
+// it has a queued one, or its first waiting one is due.
+func (o *origin) readyAt() time.Time {
+	at := o.free
+	if o.queued.Len() == 0 && o.waiting.Len() > 0 {
+		at = latest(at, o.waiting[0].at)
+	}
+	return at
+}
+
+// next returns the URL o hands out next, "" when none.
+func (o *origin) next() string {
+	switch {
+	case o.queued.Len() > 0:
+		return o.queued[0].url
+	case o.waiting.Len() > 0:
+		return o.waiting[0].url
+	}
+	return ""
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// URL is what the frontier knows of one URL.
+type URL struct {
+	URL      string
+	State    State
+	Attempts int
+	// At is, for a Waiting URL, when it is queued again.
+	At time.Time
+	// Status is the last response's status (0 when there was none).
+	Status int
+	// Err is, for a Refused URL, the *robots.DisallowedError; for a
+	// Failed or Waiting one, the last error, if any.
+	Err error
+}
+
+// Lookup returns what the frontier knows of rawURL, in any spelling Add
+// takes as the same, and whether it holds it.
+func (f *Frontier) Lookup(rawURL string) (URL, bool) {
+	_, key, err := f.keyOf(rawURL)
+	if err != nil {
+		return URL{}, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.byKey[key]
+	if e == nil {
+		return URL{}, false
+	}
+	return e.public(), true
+}
+
+// Each calls fn with every URL the frontier holds, in no particular
+// order, until fn returns false. The frontier is locked meanwhile: fn must
+// not call it.
+func (f *Frontier) Each(fn func(URL) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.byKey {
+		if !fn(e.public()) {
+			return
+		}
+	}
+}
+
+func (e *entry) public() URL {
+	u := URL{URL: e.url, State: e.state, Attempts: e.attempts, Status: e.status, Err: e.err}
+	if e.state == Waiting {
+		u.At = e.at
+	}
+	return u
+}
+
+// entryHeap orders an origin's queued URLs by priority, then by order of
+// adding.
+type entryHeap []*entry
+
+func (h entryHeap) Len() int { return len(h) }
+func (h entryHeap) Less(i, j int) bool {
+	if h[i].priority != h[j].priority {
+		return h[i].priority > h[j].priority
+	}
+	return h[i].seq < h[j].seq
+}
+func (h entryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].index, h[j].index = i, j }
+func (h *entryHeap) Push(x any)   { e := x.(*entry); e.index = len(*h); *h = append(*h, e) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}
+
+// timeHeap orders an origin's waiting URLs by when they are due.
+type timeHeap []*entry
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index, h[j].index = i, j }
+func (h *timeHeap) Push(x any)        { e := x.(*entry); e.index = len(*h); *h = append(*h, e) }
+func (h *timeHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}
+
+// readyHeap orders the origins that have URLs and no worker by when they
+// can next hand one out.
+type readyHeap []*origin
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return h[i].readyAt().Before(h[j].readyAt()) }
+func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index, h[j].index = i, j }
+func (h *readyHeap) Push(x any)        { o := x.(*origin); o.index = len(*h); *h = append(*h, o) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	o := old[len(old)-1]
+	old[len(old)-1] = nil
+	o.index = -1
+	*h = old[:len(old)-1]
+	return o
+}

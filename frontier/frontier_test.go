@@ -1,0 +1,516 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/policy"
+)
+
+// handlerBase is a base RoundTripper that serves every origin with one
+// handler in memory, so that a crawl runs in a synctest bubble. It
+// records how many requests each origin has in flight at once.
+type handlerBase struct {
+	h http.Handler
+
+	mu       sync.Mutex
+	inFlight map[string]int
+	most     int
+	served   map[string]int // page requests by URL
+}
+
+func newBase(h http.Handler) *handlerBase {
+	return &handlerBase{h: h, inFlight: map[string]int{}, served: map[string]int{}}
+}
+
+func (b *handlerBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	page := req.URL.Path != "/robots.txt"
+	if page {
+		b.mu.Lock()
+		b.inFlight[req.URL.Host]++
+		b.most = max(b.most, b.inFlight[req.URL.Host])
+		b.served[req.URL.String()]++
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			b.inFlight[req.URL.Host]--
+			b.mu.Unlock()
+		}()
+	}
+	rec := httptest.NewRecorder()
+	b.h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
+
+// crawl runs workers that take URLs from f, send them through tr and
+// give them back, until f is empty; each request takes page.
+func crawl(t *testing.T, f *Frontier, tr http.RoundTripper, workers int, page time.Duration) {
+	t.Helper()
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				l, err := f.Next(ctx)
+				if errors.Is(err, ErrEmpty) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.URL, nil)
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					time.Sleep(page)
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				f.Done(ctx, l, resp, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestTransitions gives Done each kind of outcome and checks the state it
+// leads to, when a Waiting URL is due, and that it becomes Queued then.
+func TestTransitions(t *testing.T) {
+	const minBackoff = 10 * time.Second
+	status := func(code int, retryAfter string) *http.Response {
+		h := http.Header{}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		return &http.Response{StatusCode: code, Header: h, Body: http.NoBody}
+	}
+	tests := []struct {
+		name     string
+		resp     *http.Response
+		err      func(now time.Time) error
+		attempts int // of the URL before this outcome, this one included
+		want     State
+		due      time.Duration // Waiting: when, from now
+		counted  bool          // the attempt counts
+	}{
+		{"a page is done", status(200, ""), nil, 1, Done, 0, true},
+		{"a 404 is done", status(404, ""), nil, 1, Done, 0, true},
+		{"a rule refuses for good", nil, fixed(&robots.DisallowedError{Rule: &policy.Rule{Pattern: "/"}}), 1, Refused, 0, true},
+		{"a preference refuses for good", nil, fixed(&robots.DisallowedError{Label: "train-ai"}), 1, Refused, 0, true},
+		{"an unreachable robots.txt waits for its retry", nil, func(now time.Time) error {
+			return &robots.DisallowedError{Unreachable: true, RetryAt: now.Add(time.Hour)}
+		}, 1, Waiting, time.Hour, true},
+		{"an unreachable robots.txt with no attempt left fails", nil, func(now time.Time) error {
+			return &robots.DisallowedError{Unreachable: true, RetryAt: now.Add(time.Hour)}
+		}, 3, Failed, 0, true},
+		{"a taken slot waits for it, no attempt", nil, func(now time.Time) error { return &robots.SlotError{At: now.Add(3 * time.Second)} }, 3, Waiting, 3 * time.Second, false},
+		{"a 429 with Retry-After waits for the origin", status(429, "5"), nil, 1, Waiting, 0, true},
+		{"a 503 without Retry-After backs off", status(503, ""), nil, 1, Waiting, minBackoff, true},
+		{"a second 500 backs off twice as long", status(500, ""), nil, 2, Waiting, 2 * minBackoff, true},
+		{"a 500 with no attempt left fails", status(500, ""), nil, 3, Failed, 0, true},
+		{"a network error backs off", nil, fixed(errors.New("connection reset")), 1, Waiting, minBackoff, true},
+		{"a stopping worker puts the URL back untried", nil, fixed(context.Canceled), 3, Waiting, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+				f := New(tr, Options{MaxAttempts: 3, MinBackoff: minBackoff})
+				const u = "http://site.example/a"
+				if ok, err := f.Add(u); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+				ctx := t.Context()
+				var l *Lease
+				for range tt.attempts {
+					var err error
+					if l, err = f.Next(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if l.Attempt < tt.attempts {
+						// Earlier attempts end in a backed-off 500.
+						f.Done(ctx, l, status(500, ""), nil)
+						time.Sleep(time.Hour)
+					}
+				}
+				now := time.Now()
+				var err error
+				if tt.err != nil {
+					err = tt.err(now)
+				}
+				doneCtx := ctx
+				if errors.Is(err, context.Canceled) {
+					c, cancel := context.WithCancel(ctx)
+					cancel()
+					doneCtx = c
+				}
+				if got := f.Done(doneCtx, l, tt.resp, err); got != tt.want {
+					t.Fatalf("Done = %v, want %v", got, tt.want)
+				}
+				got, ok := f.Lookup(u)
+				if !ok || got.State != tt.want {
+					t.Fatalf("Lookup = %+v, %v; want state %v", got, ok, tt.want)
+				}
+				wantAttempts := tt.attempts
+				if !tt.counted {
+					wantAttempts--
+				}
+				if got.Attempts != wantAttempts {
+					t.Errorf("Attempts = %d, want %d", got.Attempts, wantAttempts)
+				}
+				if tt.want == Refused && got.Err != err {
+					t.Errorf("Err = %v, want the refusal", got.Err)
+				}
+				if tt.want != Waiting {
+					if _, err := f.Next(ctx); !errors.Is(err, ErrEmpty) {
+						t.Errorf("Next after a final state = %v, want ErrEmpty", err)
+					}
+					return
+				}
+				if due := got.At.Sub(now); due != tt.due && !(tt.due == 0 && due <= 0) {
+					t.Errorf("due in %v, want %v", due, tt.due)
+				}
+				// Due, it is handed out again, and not before.
+				l2, err := f.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if waited := time.Since(now); waited < tt.due {
+					t.Errorf("handed out again after %v, want %v", waited, tt.due)
+				}
+				if l2.URL != u || l2.Attempt != wantAttempts+1 {
+					t.Errorf("lease %+v, want %s attempt %d", l2, u, wantAttempts+1)
+				}
+				if f.Done(ctx, l, status(200, ""), nil) != InFlight {
+					t.Error("a lease given back twice changed the URL")
+				}
+			})
+		})
+	}
+}
+
+// fixed returns an outcome's error that does not depend on the time.
+func fixed(err error) func(time.Time) error { return func(time.Time) error { return err } }
+
+// TestDeduplicate checks that a URL is held once in every spelling the
+// transport sends as the same request, and that other URLs are not.
+func TestDeduplicate(t *testing.T) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot"})
+	f := New(tr, Options{})
+	same := []string{
+		"http://site.example/a/b?x=1",
+		"HTTP://SITE.example:80/a/b?x=1",
+		"http://site.example/a/b?x=1#part",
+		"http://site.example/a/%62?x=1",
+		"http://site.example:80/%61/b?x=1",
+	}
+	for i, u := range same {
+		ok, err := f.Add(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (i == 0) {
+			t.Errorf("Add(%q) = %v, want %v", u, ok, i == 0)
+		}
+	}
+	for _, u := range []string{"http://site.example/A/b?x=1", "https://site.example/a/b?x=1", "http://site.example:8080/a/b?x=1", "http://site.example/a/b?x=2", "http://site.example/a/b%2Fc"} {
+		if ok, err := f.Add(u); !ok || err != nil {
+			t.Errorf("Add(%q) = %v, %v; want a new URL", u, ok, err)
+		}
+	}
+	for _, bad := range []string{"ftp://site.example/a", "/relative", "http://%zz/"} {
+		if _, err := f.Add(bad); err == nil {
+			t.Errorf("Add(%q) took it", bad)
+		}
+	}
+	if st := f.Stats(); st.Queued != 6 {
+		t.Errorf("%d queued, want 6", st.Queued)
+	}
+}
+
+// TestBound checks that a full frontier refuses a URL with ErrFull, by
+// count and by bytes, and that a duplicate is not refused for it.
+func TestBound(t *testing.T) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot"})
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"by count", Options{MaxURLs: 2}},
+		{"by bytes", Options{MaxBytes: int64(2 * len("http://site.example/1"))}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := New(tr, tt.opts)
+			for i := range 2 {
+				if ok, err := f.Add(fmt.Sprintf("http://site.example/%d", i)); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			if _, err := f.Add("http://site.example/2"); !errors.Is(err, ErrFull) {
+				t.Errorf("third URL: %v, want ErrFull", err)
+			}
+			if ok, err := f.Add("http://site.example/1"); ok || err != nil {
+				t.Errorf("a duplicate in a full frontier: %v, %v; want not added, no error", ok, err)
+			}
+		})
+	}
+}
+
+// TestCrawlLosesNothing crawls origins whose robots.txt answers 503
+// first, whose pages answer 429 with Retry-After, 503, 500 and refuse
+// by rule, with a retry budget: every URL ends done, refused or failed
+// with its reason, no origin ever has two requests in flight, and pages
+// fetched once stay fetched once.
+func TestCrawlLosesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var robotsTries atomic.Int32
+		var mu sync.Mutex
+		tries := map[string]int{}
+		base := newBase(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				if r.Host == "down.example" && robotsTries.Add(1) == 1 {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return
+				}
+				io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+				return
+			}
+			mu.Lock()
+			tries[r.URL.String()]++
+			n := tries[r.URL.String()]
+			mu.Unlock()
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/busy") && n == 1:
+				w.Header().Set("Retry-After", "2")
+				w.WriteHeader(http.StatusTooManyRequests)
+			case strings.HasSuffix(r.URL.Path, "/flaky") && n <= 2:
+				w.WriteHeader(http.StatusServiceUnavailable)
+			case strings.HasSuffix(r.URL.Path, "/broken"):
+				w.WriteHeader(http.StatusInternalServerError)
+			default:
+				io.WriteString(w, "page")
+			}
+		}))
+		tr := robots.NewTransport(base, robots.Options{UserAgent: "TestBot", MinDelay: 100 * time.Millisecond})
+		f := New(tr, Options{MaxAttempts: 3, MinBackoff: time.Second})
+		want := map[string]State{}
+		for _, host := range []string{"a.example", "b.example", "down.example"} {
+			for i := range 5 {
+				want[fmt.Sprintf("http://%s/p%d", host, i)] = Done
+			}
+			want["http://"+host+"/busy"] = Done
+			want["http://"+host+"/flaky"] = Done
+			want["http://"+host+"/broken"] = Failed
+			want["http://"+host+"/private/x"] = Refused
+		}
+		for u := range want {
+			if _, err := f.Add(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		crawl(t, f, tr, 4, 20*time.Millisecond)
+		for u, st := range want {
+			got, ok := f.Lookup(u)
+			if !ok || got.State != st {
+				t.Errorf("%s: %+v, want %v", u, got, st)
+				continue
+			}
+			switch st {
+			case Failed:
+				if got.Status != 500 || got.Attempts != 3 {
+					t.Errorf("%s failed with status %d after %d attempts, want 500 after 3", u, got.Status, got.Attempts)
+				}
+			case Refused:
+				var d *robots.DisallowedError
+				if !errors.As(got.Err, &d) || d.Rule == nil {
+					t.Errorf("%s refused with %v, want the rule's DisallowedError", u, got.Err)
+				}
+			}
+		}
+		if base.most > 1 {
+			t.Errorf("an origin had %d requests in flight at once", base.most)
+		}
+		for u, n := range base.served {
+			if strings.HasSuffix(u, "/p0") && n != 1 {
+				t.Errorf("%s fetched %d times", u, n)
+			}
+		}
+		st := f.Stats()
+		if st.Done != 21 || st.Refused != 3 || st.Failed != 3 || st.Queued+st.InFlight+st.Waiting != 0 {
+			t.Errorf("stats %+v", st)
+		}
+		if st.RefusedByRule != 3 || st.Retries == 0 {
+			t.Errorf("stats %+v: want 3 refusals by rule and retries", st)
+		}
+	})
+}
+
+// countingTransport counts NextFree calls.
+type countingTransport struct {
+	transport
+	calls atomic.Int64
+}
+
+func (c *countingTransport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
+	c.calls.Add(1)
+	return c.transport.NextFree(ctx, rawURL)
+}
+
+// TestNoSpinWhilePaused pauses every origin with a long Retry-After and
+// checks that the workers wait without asking the transport anything
+// until the pause ends, then finish the crawl.
+func TestNoSpinWhilePaused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var paused sync.Map
+		base := newBase(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				return
+			}
+			if _, again := paused.LoadOrStore(r.Host, true); !again {
+				w.Header().Set("Retry-After", "60")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		}))
+		tr := robots.NewTransport(base, robots.Options{UserAgent: "TestBot", MinDelay: -1})
+		f := New(tr, Options{})
+		ct := &countingTransport{transport: f.tr}
+		f.tr = ct
+		for _, host := range []string{"a.example", "b.example", "c.example"} {
+			for i := range 3 {
+				f.Add(fmt.Sprintf("http://%s/%d", host, i))
+			}
+		}
+		done := make(chan struct{})
+		go func() {
+			crawl(t, f, tr, 8, 0)
+			close(done)
+		}()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		before := ct.calls.Load()
+		if st := f.Stats(); st.Responses["4xx"] != 3 {
+			t.Fatalf("stats %+v, want the three 429s", st)
+		}
+		time.Sleep(50 * time.Second)
+		synctest.Wait()
+		if n := ct.calls.Load() - before; n != 0 {
+			t.Errorf("%d NextFree calls while every origin was paused", n)
+		}
+		<-done
+		if st := f.Stats(); st.Done != 9 {
+			t.Errorf("stats %+v, want 9 done", st)
+		}
+	})
+}
+
+// TestSaveLoadMidCrawl stops a crawl halfway, saves the frontier, loads
+// it into a new one and finishes: every page is fetched once, the retry
+// state carries over, and a torn or foreign file is refused whole.
+func TestSaveLoadMidCrawl(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newBase(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/busy") {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}))
+		tr := robots.NewTransport(base, robots.Options{UserAgent: "TestBot", MinDelay: 10 * time.Millisecond})
+		f := New(tr, Options{MinBackoff: time.Minute, MaxAttempts: 2})
+		var urls []string
+		for _, host := range []string{"a.example", "b.example"} {
+			for i := range 10 {
+				urls = append(urls, fmt.Sprintf("http://%s/%d", host, i))
+			}
+			urls = append(urls, "http://"+host+"/busy")
+		}
+		for _, u := range urls {
+			f.Add(u)
+		}
+		// Half the URLs, then stop: no request is in flight at the save.
+		ctx := t.Context()
+		for range len(urls) / 2 {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodGet, l.URL, nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			f.Done(ctx, l, resp, err)
+		}
+		var saved strings.Builder
+		if err := f.Save(&saved); err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{saved.String()[:saved.Len()/2], `{"format":"other","version":1,"urls":[],"count":0}`, ""} {
+			g := New(tr, Options{})
+			if err := g.Load(strings.NewReader(bad)); err == nil {
+				t.Errorf("Load took %.40q", bad)
+			} else if st := g.Stats(); st.Queued+st.Done+st.Waiting != 0 {
+				t.Errorf("a refused file left %+v", st)
+			}
+		}
+		g := New(tr, Options{MinBackoff: time.Minute, MaxAttempts: 2})
+		if err := g.Load(strings.NewReader(saved.String())); err != nil {
+			t.Fatal(err)
+		}
+		before, after := f.Stats(), g.Stats()
+		if before.Done != after.Done || before.Waiting != after.Waiting || before.Queued != after.Queued {
+			t.Errorf("loaded %+v, saved %+v", after, before)
+		}
+		if err := g.Load(strings.NewReader(saved.String())); err == nil {
+			t.Error("Load into a frontier holding URLs took it")
+		}
+		crawl(t, g, tr, 3, 0)
+		for _, u := range urls {
+			got, _ := g.Lookup(u)
+			switch {
+			case strings.HasSuffix(u, "/busy"):
+				if got.State != Failed || got.Attempts != 2 {
+					t.Errorf("%s: %+v, want failed after 2 attempts", u, got)
+				}
+			case got.State != Done:
+				t.Errorf("%s: %+v, want done", u, got)
+			case base.served[u] != 1:
+				t.Errorf("%s fetched %d times", u, base.served[u])
+			}
+		}
+	})
+}
+
+// TestPriority checks that within an origin a higher priority goes first,
+// then the order of adding.
+func TestPriority(t *testing.T) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+	f := New(tr, Options{})
+	f.Add("http://site.example/1")
+	f.AddPriority("http://site.example/2", 5)
+	f.Add("http://site.example/3")
+	f.AddPriority("http://site.example/4", 5)
+	var got []string
+	for range 4 {
+		l, err := f.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.TrimPrefix(l.URL, "http://site.example/"))
+		f.Done(t.Context(), l, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+	}
+	if strings.Join(got, ",") != "2,4,1,3" {
+		t.Errorf("order %v, want 2,4,1,3", got)
+	}
+}

@@ -1,0 +1,105 @@
+package frontier
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/crawlkit/robots"
+)
+
+func urlset(urls ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, u := range urls {
+		fmt.Fprintf(&b, "<url><loc>\n  %s\n</loc><lastmod>2026-01-01</lastmod></url>", u)
+	}
+	b.WriteString("</urlset>")
+	return b.String()
+}
+
+func gzipped(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	io.WriteString(zw, s)
+	zw.Close()
+	return b.String()
+}
+
+// TestAddSitemaps reads a site's sitemaps from its robots.txt: an index
+// whose children are a gzip file, a plain one, a malformed one and a
+// missing one, and a second index listing an index. The URLs of the
+// good files are added once each, the bad ones are reported, and the
+// sitemaps are fetched through the transport.
+func TestAddSitemaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		files := map[string]string{
+			"/robots.txt": "User-agent: *\nDisallow: /private\n\nSitemap: http://site.example/index.xml\nSitemap: /nested.xml\n",
+			"/index.xml": `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
+				`<sitemap><loc>http://site.example/a.xml.gz</loc></sitemap>` +
+				`<sitemap><loc>http://site.example/b.xml</loc></sitemap>` +
+				`<sitemap><loc>http://site.example/bad.xml</loc></sitemap>` +
+				`<sitemap><loc>http://site.example/missing.xml</loc></sitemap>` +
+				`<sitemap><loc>http://site.example/private/c.xml</loc></sitemap></sitemapindex>`,
+			"/a.xml.gz":   gzipped(urlset("http://site.example/1", "http://site.example/2", "http://site.example/3")),
+			"/b.xml":      urlset("http://site.example/3", "http://site.example/4"),
+			"/bad.xml":    `<urlset><url><loc>http://site.example/5</loc></url><url><loc>`,
+			"/nested.xml": `<sitemapindex><sitemap><loc>http://site.example/index.xml</loc></sitemap></sitemapindex>`,
+		}
+		base := newBase(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, ok := files[r.URL.Path]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, body)
+		}))
+		tr := robots.NewTransport(base, robots.Options{UserAgent: "TestBot"})
+		f := New(tr, Options{})
+		n, err := f.AddSitemaps(t.Context(), "http://site.example/")
+		if n != 5 {
+			t.Errorf("added %d URLs, want 5 (1 to 5, 3 once)", n)
+		}
+		for _, frag := range []string{"bad.xml: bad XML", "missing.xml: status 404", "private/c.xml", "index.xml: an index inside an index"} {
+			if err == nil || !strings.Contains(err.Error(), frag) {
+				t.Errorf("error %v, want it to name %q", err, frag)
+			}
+		}
+		for i := 1; i <= 5; i++ {
+			if _, ok := f.Lookup(fmt.Sprintf("http://site.example/%d", i)); !ok {
+				t.Errorf("URL %d not added", i)
+			}
+		}
+		if st := tr.Stats(); st.RefusedByRule != 1 {
+			t.Errorf("%d refusals by rule, want the private sitemap's", st.RefusedByRule)
+		}
+	})
+}
+
+// TestSitemapLimits checks that a file is read up to MaxSitemapURLs URLs
+// and the rest reported, and that a file that is not a sitemap is
+// reported.
+func TestSitemapLimits(t *testing.T) {
+	urls := make([]string, MaxSitemapURLs+1)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://site.example/%d", i)
+	}
+	locs, index, err := readSitemap(strings.NewReader(urlset(urls...)))
+	if len(locs) != MaxSitemapURLs || index || err == nil || !strings.Contains(err.Error(), "more than 50000 URLs") {
+		t.Errorf("%d URLs, index %v, %v; want %d and the limit reported", len(locs), index, err, MaxSitemapURLs)
+	}
+	for _, doc := range []string{"<html><body>not a sitemap</body></html>", "", "plain text"} {
+		if _, _, err := readSitemap(strings.NewReader(doc)); err == nil {
+			t.Errorf("readSitemap(%q) took it", doc)
+		}
+	}
+	big := strings.NewReader(`<urlset><url><loc>http://site.example/a</loc></url>` + strings.Repeat(" ", MaxSitemapBytes) + `</urlset>`)
+	if locs, _, err := readSitemap(io.LimitReader(big, MaxSitemapBytes+1)); len(locs) != 1 || err == nil {
+		t.Errorf("a file over %d bytes: %d URLs, %v; want the first URL and the limit reported", MaxSitemapBytes, len(locs), err)
+	}
+}
