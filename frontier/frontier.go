@@ -359,7 +359,7 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 			st = Failed
 		}
 	}
-	f.stats.outcome(now, resp, err, refused, st, st == Waiting && attempt)
+	f.stats.outcome(now, resp, err, refused, st, st == Waiting)
 	e.err, e.status = err, 0
 	if err == nil {
 		e.status = resp.StatusCode

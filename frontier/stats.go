@@ -16,8 +16,9 @@ type Stats struct {
 	// their status, "1xx" to "5xx", or "error" when the request returned
 	// an error (refusals and taken slots included).
 	Responses map[string]int64
-	// Retries counts the outcomes that sent a URL back to wait for
-	// another attempt.
+	// Retries counts the outcomes that sent a URL back to wait: a
+	// retryable one with attempts left, a slot another fleet member took,
+	// a worker stopping.
 	Retries int64
 	// RefusedByRule and RefusedByPreference count the refusals by a rule
 	// of robots.txt and by the site's AI-use preferences.

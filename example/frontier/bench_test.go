@@ -12,10 +12,12 @@ import (
 
 // BenchmarkCrawl runs the demo's crawl (100 origins, a politeness limit of
 // 920 requests a second, pages of 20 ms, URLs grouped by origin) and
-// reports the share of the limit it reached as %limit: through the
-// frontier with 50 workers; with one origin answering 503 and Retry-After
-// mid-crawl; with two transports sharing one redisstore; and through a
-// plain worker pool of 50 for comparison. Each iteration is one crawl of a
+// reports the share of the limit it reached as %limit: through package
+// frontier with 50 workers, URLs grouped by origin and shuffled; with one
+// origin answering 503 and Retry-After mid-crawl; with one whose
+// robots.txt answers 503 first; with two transports sharing one
+// redisstore; and through a plain worker pool of 50 for comparison,
+// grouped and shuffled. Each iteration is one crawl of a
 // few seconds: run with -benchtime=1x and -count.
 func BenchmarkCrawl(b *testing.B) {
 	fleet := func(b *testing.B, p *plan) {
@@ -29,9 +31,12 @@ func BenchmarkCrawl(b *testing.B) {
 		set  func(*testing.B, *plan)
 	}{
 		{"frontier", func(*testing.B, *plan) {}},
+		{"frontier-shuffled", func(_ *testing.B, p *plan) { p.shuffled = true }},
 		{"frontier-retry-after", func(_ *testing.B, p *plan) { p.pause = true }},
+		{"frontier-robots-503", func(_ *testing.B, p *plan) { p.robotsDown = true }},
 		{"frontier-two-transports", fleet},
 		{"worker-pool", func(_ *testing.B, p *plan) { p.pool = true }},
+		{"worker-pool-shuffled", func(_ *testing.B, p *plan) { p.pool, p.shuffled = true, true }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/frontier"
 )
 
 // plan is one crawl of the demo sites: how many origins at which delay,
@@ -28,6 +29,7 @@ type plan struct {
 	pool       bool // a plain worker pool instead of the frontier
 	shuffled   bool // URLs in random order rather than grouped by origin
 	pause      bool // one fast origin answers one page with 503 and Retry-After: 1
+	robotsDown bool // one fast origin answers its first robots.txt request with 503
 	transports int  // transports crawling at once, sharing store; 1 if 0
 	store      robots.Fleet
 }
@@ -37,7 +39,7 @@ type result struct {
 	pages    int           // pages the sites served
 	elapsed  time.Duration // from the first page served to the last
 	ideal    time.Duration // the least time the politeness delays allow for those pages
-	requeued int64         // URLs the frontiers offered again
+	requeued int64         // URLs the frontiers sent back to wait
 	waited   time.Duration // time the transports' requests waited for a slot
 	outpaced int           // origins sent their pages faster than their delay allows
 }
@@ -67,12 +69,12 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	n := max(p.transports, 1)
 	trs := make([]*robots.Transport, n)
 	for i := range trs {
-		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay, Fleet: p.store}
+		opts := robots.Options{UserAgent: "FrontierDemo/1.0", MinDelay: p.fastDelay, MinBackoff: robotsRetry, Fleet: p.store}
 		// Each transport its own connections, as separate processes have.
 		trs[i] = robots.NewTransport(&http.Transport{MaxIdleConnsPerHost: 4}, opts)
 	}
 	var wg sync.WaitGroup
-	var frontiers []*Frontier
+	var frontiers []*frontier.Frontier
 	errs := make(chan error, n*p.workers)
 	for i, tr := range trs {
 		// Every transport crawls every origin: their URLs alternate.
@@ -99,10 +101,10 @@ func crawl(ctx context.Context, p plan) (result, error) {
 			}
 			continue
 		}
-		f := New(tr)
+		f := frontier.New(tr, frontier.Options{})
 		frontiers = append(frontiers, f)
 		for _, u := range mine {
-			if err := f.Add(u); err != nil {
+			if _, err := f.Add(u); err != nil {
 				return result{}, err
 			}
 		}
@@ -121,7 +123,11 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	}
 	r := sites.measure()
 	for _, f := range frontiers {
-		r.requeued += f.Requeued.Load()
+		st := f.Stats()
+		r.requeued += st.Retries
+		if st.Failed > 0 || st.Refused > 0 {
+			return result{}, fmt.Errorf("%d URLs failed, %d refused", st.Failed, st.Refused)
+		}
 	}
 	for _, tr := range trs {
 		r.waited += tr.Stats().Waited
@@ -130,11 +136,12 @@ func crawl(ctx context.Context, p plan) (result, error) {
 }
 
 // work is one frontier worker: it takes a free origin's URL, fetches it
-// and gives it back, until none is left.
-func work(ctx context.Context, f *Frontier, client *http.Client) error {
+// and gives it back, until none is left; the frontier retries what can
+// be retried.
+func work(ctx context.Context, f *frontier.Frontier, client *http.Client) error {
 	for {
 		l, err := f.Next(ctx)
-		if errors.Is(err, ErrEmpty) {
+		if errors.Is(err, frontier.ErrEmpty) {
 			return nil
 		}
 		if err != nil {
@@ -142,19 +149,25 @@ func work(ctx context.Context, f *Frontier, client *http.Client) error {
 		}
 		resp, err := fetch(ctx, client, l.URL)
 		f.Done(ctx, l, resp, err)
-		var slot *robots.SlotError
-		if err != nil && !errors.As(err, &slot) && !errors.Is(err, robots.ErrDisallowed) {
-			return err
-		}
 	}
 }
 
 // get fetches rawURL for the worker pool, which has nothing to retry
-// with: an answer of 429 or 503 is fetched again, waiting inside RoundTrip
-// for the pause it set.
+// with: an answer of 429 or 503, or a refusal while the robots.txt is
+// unreachable, is fetched again, waiting inside RoundTrip for the pause
+// it set or sleeping until the robots.txt's retry.
 func get(ctx context.Context, client *http.Client, rawURL string) error {
 	for {
 		resp, err := fetch(ctx, client, rawURL)
+		var refused *robots.DisallowedError
+		if errors.As(err, &refused) && refused.Unreachable {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Until(refused.RetryAt)):
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -163,6 +176,10 @@ func get(ctx context.Context, client *http.Client, rawURL string) error {
 		}
 	}
 }
+
+// robotsRetry is the transports' Options.MinBackoff: how long an origin
+// whose robots.txt answered 503 is refused before it is fetched again.
+const robotsRetry = time.Second
 
 // fetch gets rawURL and reads its body whole.
 func fetch(ctx context.Context, client *http.Client, rawURL string) (*http.Response, error) {
@@ -194,11 +211,14 @@ type site struct {
 	// pauseAt is, for the origin that answers 503 once, the page that
 	// gets it; 0 for none.
 	pauseAt int
+	// robotsDown: the first robots.txt request is answered 503.
+	robotsDown bool
 
 	// mu protects the fields below.
-	mu       sync.Mutex
-	arrivals []time.Time
-	paused   bool
+	mu         sync.Mutex
+	arrivals   []time.Time
+	paused     bool
+	robotsSeen bool // a robots.txt request came
 }
 
 // serve starts p's origins.
@@ -217,6 +237,7 @@ func serve(p plan) (*sites, error) {
 		if p.pause && i == 0 {
 			o.pauseAt = o.pages(p) / 2
 		}
+		o.robotsDown = p.robotsDown && i == 1
 		srv := &http.Server{Handler: o, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		s.servers = append(s.servers, srv)
@@ -253,6 +274,14 @@ func (s *sites) urls(p plan) []string {
 
 func (o *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/robots.txt" {
+		o.mu.Lock()
+		down := o.robotsDown && !o.robotsSeen
+		o.robotsSeen = true
+		o.mu.Unlock()
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintf(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: %g\n", o.delay.Seconds())
 		return
 	}
@@ -298,6 +327,11 @@ func (s *sites) measure() result {
 			// its delay would.
 			ideal += time.Second - o.delay
 		}
+		paced := ideal
+		if o.robotsDown {
+			// Its first page waits for the robots.txt's retry.
+			ideal += robotsRetry
+		}
 		r.ideal = max(r.ideal, ideal)
 		// Read over the whole crawl, not pair by pair: arrivals at the
 		// server carry the senders' scheduling, which on a loaded machine
@@ -305,7 +339,7 @@ func (s *sites) measure() result {
 		// that keeps the pace a quarter under the time its delays take. A
 		// frontier that ignored the fleet's slots (each transport alone)
 		// would take half.
-		if span := a[len(a)-1].Sub(a[0]); span < ideal*3/4 {
+		if span := a[len(a)-1].Sub(a[0]); span < paced*3/4 {
 			r.outpaced++
 		}
 	}
