@@ -25,6 +25,17 @@
 // one of its URLs and the transport's NextFree says a request could go
 // now: that sees a Retry-After pause, the slots other members of a fleet
 // took and the retry time of an unreachable robots.txt.
+//
+// In a fleet (several processes whose transports share one
+// robots.Options.Fleet), give each process its own frontier and split
+// the URLs by origin: hash the origin that Transport.Origin returns,
+// modulo the processes, so that each origin is crawled by one of them.
+// Every origin's pace is the fleet's either way. When two processes hold
+// URLs of one origin, both frontiers may see the same slot free: one
+// request gets it and the other waits inside RoundTrip for the next
+// (up to a delay of its worker's time, never the origin's pace), or fails
+// at once with a *robots.SlotError when its context's deadline comes
+// first, and its URL waits for the slot named.
 package frontier
 
 import (
@@ -32,6 +43,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
@@ -87,6 +99,10 @@ type Options struct {
 	// Now is the clock, time.Now when nil; the transport's should be the
 	// same.
 	Now func() time.Time
+	// Logger, when set, gets an Info line of the frontier's Stats at most
+	// every LogEvery (default DefaultLogEvery), written as Done is called.
+	Logger   *slog.Logger
+	LogEvery time.Duration
 }
 
 // The defaults of Options.
@@ -96,6 +112,7 @@ const (
 	DefaultMaxAttempts = 4
 	DefaultMinBackoff  = 10 * time.Second
 	DefaultMaxBackoff  = 10 * time.Minute
+	DefaultLogEvery    = time.Minute
 )
 
 // ErrFull is returned by Add when the frontier holds Options.MaxURLs URLs
@@ -119,6 +136,7 @@ type Frontier struct {
 	live    int // URLs not in a final state
 	count   [len(stateNames)]int
 	stats   counters
+	logged  time.Time // when the last progress line was written
 	// changed is closed, and replaced, when the ready heap's head may
 	// have become earlier, to wake the workers waiting for it.
 	changed chan struct{}
@@ -177,6 +195,9 @@ func New(tr *robots.Transport, opts Options) *Frontier {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.LogEvery <= 0 {
+		opts.LogEvery = DefaultLogEvery
 	}
 	return &Frontier{tr: tr, opts: opts, byKey: make(map[string]*entry), origins: make(map[string]*origin), changed: make(chan struct{})}
 }
@@ -371,7 +392,16 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 		heap.Push(&o.waiting, e)
 	}
 	next := o.next()
+	var progress *Stats
+	if f.opts.Logger != nil && now.Sub(f.logged) >= f.opts.LogEvery {
+		f.logged = now
+		st := f.statsLocked(now)
+		progress = &st
+	}
 	f.mu.Unlock()
+	if progress != nil {
+		progress.log(ctx, f.opts.Logger)
+	}
 
 	// Asked outside the lock: with a fleet store it is a round trip.
 	free := time.Time{}

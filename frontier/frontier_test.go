@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -513,4 +514,44 @@ func TestPriority(t *testing.T) {
 	if strings.Join(got, ",") != "2,4,1,3" {
 		t.Errorf("order %v, want 2,4,1,3", got)
 	}
+}
+
+// TestProgressLog checks that a Logger gets a progress line at most every
+// LogEvery, with the counts of the moment.
+func TestProgressLog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf strings.Builder
+		logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			},
+		}))
+		tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+		f := New(tr, Options{Logger: logger, LogEvery: 10 * time.Second})
+		for i := range 3 {
+			f.Add(fmt.Sprintf("http://site.example/%d", i))
+		}
+		for i := range 3 {
+			l, err := f.Next(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Done(t.Context(), l, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+			if i == 1 {
+				time.Sleep(10 * time.Second)
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%d lines, want 2 (the first Done, then 10 s later):\n%s", len(lines), buf.String())
+		}
+		for i, want := range []string{"queued=2 in_flight=0 waiting=0 done=1", "queued=0 in_flight=0 waiting=0 done=3"} {
+			if !strings.Contains(lines[i], want) {
+				t.Errorf("line %d: %s, want %q", i+1, lines[i], want)
+			}
+		}
+	})
 }

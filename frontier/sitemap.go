@@ -115,15 +115,12 @@ func fetchSitemap(ctx context.Context, client *http.Client, loc string) ([]strin
 		}
 		r = zr
 	}
-	locs, index, err := readSitemap(io.LimitReader(r, MaxSitemapBytes+1))
+	locs, index, err := readSitemap(r, MaxSitemapURLs, MaxSitemapBytes)
 	if err != nil {
 		err = fmt.Errorf("sitemap %s: %w", loc, err)
 	}
 	return locs, index, err
 }
-
-// errSitemapSize is what readSitemap reports past MaxSitemapBytes.
-var errSitemapSize = fmt.Errorf("larger than %d bytes; the rest is not read", MaxSitemapBytes)
 
 // countingReader counts the bytes read through it.
 type countingReader struct {
@@ -137,10 +134,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readSitemap reads a urlset or a sitemapindex: the loc of each url or
-// sitemap element, up to MaxSitemapURLs, and whether it is an index.
-func readSitemap(r io.Reader) ([]string, bool, error) {
-	cr := &countingReader{r: r}
+// readSitemap reads a urlset or a sitemapindex of up to maxBytes bytes:
+// the loc of each url or sitemap element, up to maxURLs, and whether it
+// is an index.
+func readSitemap(r io.Reader, maxURLs int, maxBytes int64) ([]string, bool, error) {
+	cr := &countingReader{r: io.LimitReader(r, maxBytes+1)}
 	dec := xml.NewDecoder(cr)
 	var locs []string
 	index, root := false, ""
@@ -155,8 +153,8 @@ func readSitemap(r io.Reader) ([]string, bool, error) {
 			return locs, index, nil
 		}
 		if err != nil {
-			if cr.n > MaxSitemapBytes {
-				return locs, index, errSitemapSize
+			if cr.n > maxBytes {
+				return locs, index, fmt.Errorf("larger than %d bytes; the rest is not read", maxBytes)
 			}
 			return locs, index, fmt.Errorf("bad XML: %w", err)
 		}
@@ -183,8 +181,8 @@ func readSitemap(r io.Reader) ([]string, bool, error) {
 		case xml.EndElement:
 			if inLoc && t.Name.Local == "loc" {
 				inLoc = false
-				if len(locs) == MaxSitemapURLs {
-					return locs, index, fmt.Errorf("more than %d URLs; the rest are not read", MaxSitemapURLs)
+				if len(locs) == maxURLs {
+					return locs, index, fmt.Errorf("more than %d URLs; the rest are not read", maxURLs)
 				}
 				if loc := strings.TrimSpace(text.String()); loc != "" {
 					locs = append(locs, loc)

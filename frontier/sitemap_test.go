@@ -81,25 +81,34 @@ func TestAddSitemaps(t *testing.T) {
 	})
 }
 
-// TestSitemapLimits checks that a file is read up to MaxSitemapURLs URLs
-// and the rest reported, and that a file that is not a sitemap is
-// reported.
+// TestSitemapLimits checks that a file is read up to its URL and byte
+// limits and the rest reported, that the package's limits are the
+// protocol's, and that a file that is not a sitemap is reported.
 func TestSitemapLimits(t *testing.T) {
-	urls := make([]string, MaxSitemapURLs+1)
+	if MaxSitemapURLs != 50_000 || MaxSitemapBytes != 50<<20 {
+		t.Errorf("limits %d URLs, %d bytes; want the protocol's 50,000 and 50 MiB", MaxSitemapURLs, MaxSitemapBytes)
+	}
+	urls := make([]string, 11)
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://site.example/%d", i)
 	}
-	locs, index, err := readSitemap(strings.NewReader(urlset(urls...)))
-	if len(locs) != MaxSitemapURLs || index || err == nil || !strings.Contains(err.Error(), "more than 50000 URLs") {
-		t.Errorf("%d URLs, index %v, %v; want %d and the limit reported", len(locs), index, err, MaxSitemapURLs)
+	locs, index, err := readSitemap(strings.NewReader(urlset(urls...)), 10, 1<<20)
+	if len(locs) != 10 || index || err == nil || !strings.Contains(err.Error(), "more than 10 URLs") {
+		t.Errorf("%d URLs, index %v, %v; want 10 and the limit reported", len(locs), index, err)
+	}
+	if locs, _, err := readSitemap(strings.NewReader(urlset(urls[:10]...)), 10, 1<<20); len(locs) != 10 || err != nil {
+		t.Errorf("%d URLs at the limit: %v", len(locs), err)
 	}
 	for _, doc := range []string{"<html><body>not a sitemap</body></html>", "", "plain text"} {
-		if _, _, err := readSitemap(strings.NewReader(doc)); err == nil {
+		if _, _, err := readSitemap(strings.NewReader(doc), 10, 1<<20); err == nil {
 			t.Errorf("readSitemap(%q) took it", doc)
 		}
 	}
-	big := strings.NewReader(`<urlset><url><loc>http://site.example/a</loc></url>` + strings.Repeat(" ", MaxSitemapBytes) + `</urlset>`)
-	if locs, _, err := readSitemap(io.LimitReader(big, MaxSitemapBytes+1)); len(locs) != 1 || err == nil {
-		t.Errorf("a file over %d bytes: %d URLs, %v; want the first URL and the limit reported", MaxSitemapBytes, len(locs), err)
+	big := `<urlset><url><loc>http://site.example/a</loc></url>` + strings.Repeat(" ", 4096) + `</urlset>`
+	if locs, _, err := readSitemap(strings.NewReader(big), 10, 4096); len(locs) != 1 || err == nil || !strings.Contains(err.Error(), "larger than 4096 bytes") {
+		t.Errorf("a file over the byte limit: %d URLs, %v; want the first URL and the limit reported", len(locs), err)
+	}
+	if locs, _, err := readSitemap(strings.NewReader(big), 10, int64(len(big))); len(locs) != 1 || err != nil {
+		t.Errorf("a file at the byte limit: %d URLs, %v", len(locs), err)
 	}
 }

@@ -1,6 +1,8 @@
 package frontier
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -70,6 +72,11 @@ func (c *counters) outcome(now time.Time, resp *http.Response, err error, refuse
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.statsLocked(f.opts.Now())
+}
+
+// statsLocked is Stats at now; f.mu is held.
+func (f *Frontier) statsLocked(at time.Time) Stats {
 	s := Stats{
 		Queued: f.count[Queued], InFlight: f.count[InFlight], Waiting: f.count[Waiting],
 		Done: f.count[Done], Refused: f.count[Refused], Failed: f.count[Failed],
@@ -86,11 +93,19 @@ func (f *Frontier) Stats() Stats {
 		}
 		s.Responses[class] = n
 	}
-	now := f.opts.Now().Unix()
+	now := at.Unix()
 	for i, at := range f.stats.minuteAt {
 		if at > now-60 && at <= now {
 			s.PagesPerMinute += f.stats.minute[i]
 		}
 	}
 	return s
+}
+
+// log writes s to logger as one Info line.
+func (s *Stats) log(ctx context.Context, logger *slog.Logger) {
+	logger.InfoContext(ctx, "frontier: progress",
+		"queued", s.Queued, "in_flight", s.InFlight, "waiting", s.Waiting,
+		"done", s.Done, "refused", s.Refused, "failed", s.Failed,
+		"retries", s.Retries, "pages_per_minute", s.PagesPerMinute)
 }

@@ -39,6 +39,13 @@
 //	robots.redisstore.errors     counter    {error}                                     [robots_redisstore_errors_total]
 //	robots.redisstore.fallbacks  counter    {call}                                      [robots_redisstore_fallbacks_total]
 //
+// and with WithFrontier:
+//
+//	robots.frontier.urls         updown     {url}       robots.state                    [robots_frontier_urls]
+//	robots.frontier.outcomes     counter    {outcome}   robots.status_class             [robots_frontier_outcomes_total]
+//	robots.frontier.retries      counter    {outcome}                                   [robots_frontier_retries_total]
+//	robots.frontier.refusals     counter    {url}       robots.reason                   [robots_frontier_refusals_total]
+//
 // robots.outcome is parsed, unavailable or unreachable; robots.status_class
 // is 1xx to 5xx, or network when no answer came; robots.decision is
 // allowed or refused, and a refusal's robots.reason is rule (drop the
@@ -48,8 +55,10 @@
 // the store calls that failed, and equal the store's own count
 // (robots.redisstore.errors); robots.fleet.fallbacks are all the calls
 // answered from the process's own state, those failed and those the
-// store skipped during its cooldown. What each counts is the godoc of the
-// robots.Stats field it reads.
+// store skipped during its cooldown. robots.state is queued, in_flight,
+// waiting, done, refused or failed; a frontier outcome's status class is
+// 1xx to 5xx, or error. What each counts is the godoc of the robots.Stats
+// (or frontier.Stats) field it reads.
 package otelrobots
 
 import (
@@ -63,6 +72,7 @@ import (
 	"go.opentelemetry.io/otel/metric/embedded"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/frontier"
 	"github.com/crawlkit/robots/redisstore"
 )
 
@@ -82,7 +92,8 @@ var (
 type Option func(*config)
 
 type config struct {
-	store *redisstore.Store
+	store    *redisstore.Store
+	frontier *frontier.Frontier
 }
 
 // WithStore adds the instruments of store's health (calls, errors and
@@ -90,6 +101,12 @@ type config struct {
 // Options.Fleet is store.
 func WithStore(store *redisstore.Store) Option {
 	return func(c *config) { c.store = store }
+}
+
+// WithFrontier adds the instruments of f's progress (from
+// frontier.Frontier.Stats), for a frontier scheduling on the transport.
+func WithFrontier(f *frontier.Frontier) Option {
+	return func(c *config) { c.frontier = f }
 }
 
 // Register registers the instruments of t with a meter of mp (the global
@@ -109,13 +126,16 @@ func Register(t *robots.Transport, mp metric.MeterProvider, opts ...Option) (met
 	}
 	m := mp.Meter(ScopeName)
 	var ins instruments
-	if err := ins.create(m, c.store != nil); err != nil {
+	if err := ins.create(m, c.store != nil, c.frontier != nil); err != nil {
 		return nil, err
 	}
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		ins.observe(o, t.Stats())
 		if c.store != nil {
 			ins.observeStore(o, c.store.Stats())
+		}
+		if c.frontier != nil {
+			ins.observeFrontier(o, c.frontier.Stats())
 		}
 		return nil
 	}, ins.all()...)
@@ -157,9 +177,12 @@ type instruments struct {
 	waits, fetchTimes                    metric.Float64Histogram
 
 	storeCalls, storeFailures, storeFallbacks metric.Int64ObservableCounter
+
+	frontierURLs                                        metric.Int64ObservableUpDownCounter
+	frontierOutcomes, frontierRetries, frontierRefusals metric.Int64ObservableCounter
 }
 
-func (ins *instruments) create(m metric.Meter, store bool) error {
+func (ins *instruments) create(m metric.Meter, store, frontier bool) error {
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
 		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -201,6 +224,12 @@ func (ins *instruments) create(m metric.Meter, store bool) error {
 		ins.storeFailures = counter("robots.redisstore.errors", "{error}", "Calls Redis failed or did not answer in time.")
 		ins.storeFallbacks = counter("robots.redisstore.fallbacks", "{call}", "Calls answered without Redis, failed or skipped during a cooldown.")
 	}
+	if frontier {
+		ins.frontierURLs = updown("robots.frontier.urls", "{url}", "URLs the frontier holds, by state.")
+		ins.frontierOutcomes = counter("robots.frontier.outcomes", "{outcome}", "Outcomes workers gave back to the frontier, by status class; error when the request failed.")
+		ins.frontierRetries = counter("robots.frontier.retries", "{outcome}", "Outcomes that sent a URL back to wait: retries, slots another member took, workers stopping.")
+		ins.frontierRefusals = counter("robots.frontier.refusals", "{url}", "URLs refused for good, by a rule or an AI usage preference.")
+	}
 	return errors.Join(errs...)
 }
 
@@ -211,6 +240,9 @@ func (ins *instruments) all() []metric.Observable {
 		ins.down, ins.members, ins.fleetErrors, ins.fleetFallbacks}
 	if ins.storeCalls != nil {
 		all = append(all, ins.storeCalls, ins.storeFailures, ins.storeFallbacks)
+	}
+	if ins.frontierURLs != nil {
+		all = append(all, ins.frontierURLs, ins.frontierOutcomes, ins.frontierRetries, ins.frontierRefusals)
 	}
 	return all
 }
@@ -223,6 +255,7 @@ var (
 	reasonKey   = attribute.Key("robots.reason")
 	targetKey   = attribute.Key("robots.target")
 	statusKey   = attribute.Key("http.response.status_code")
+	stateKey    = attribute.Key("robots.state")
 
 	allowed       = metric.WithAttributes(decisionKey.String("allowed"))
 	byRule        = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("rule"))
@@ -276,4 +309,20 @@ func (ins *instruments) observeStore(o metric.Observer, s redisstore.Stats) {
 	o.ObserveInt64(ins.storeCalls, s.Calls)
 	o.ObserveInt64(ins.storeFailures, s.Errors)
 	o.ObserveInt64(ins.storeFallbacks, s.Fallbacks)
+}
+
+// observeFrontier reports s.
+func (ins *instruments) observeFrontier(o metric.Observer, s frontier.Stats) {
+	for _, st := range []struct {
+		name string
+		n    int
+	}{{"queued", s.Queued}, {"in_flight", s.InFlight}, {"waiting", s.Waiting}, {"done", s.Done}, {"refused", s.Refused}, {"failed", s.Failed}} {
+		o.ObserveInt64(ins.frontierURLs, int64(st.n), metric.WithAttributes(stateKey.String(st.name)))
+	}
+	for class, n := range s.Responses {
+		o.ObserveInt64(ins.frontierOutcomes, n, metric.WithAttributes(classKey.String(class)))
+	}
+	o.ObserveInt64(ins.frontierRetries, s.Retries)
+	o.ObserveInt64(ins.frontierRefusals, s.RefusedByRule, metric.WithAttributes(reasonKey.String("rule")))
+	o.ObserveInt64(ins.frontierRefusals, s.RefusedByPreference, metric.WithAttributes(reasonKey.String("preference")))
 }

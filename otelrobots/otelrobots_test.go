@@ -19,6 +19,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/frontier"
 	"github.com/crawlkit/robots/internal/fakeclock"
 	"github.com/crawlkit/robots/internal/redistest"
 	"github.com/crawlkit/robots/otelrobots"
@@ -387,4 +388,66 @@ func TestRegisterNil(t *testing.T) {
 	if _, err := otelrobots.Register(nil, nil); err == nil || !strings.Contains(err.Error(), "Transport") {
 		t.Errorf("Register(nil) = %v, want an error naming the Transport", err)
 	}
+}
+
+// TestScrapeFrontier crawls a site through a frontier registered with
+// WithFrontier: a page, a page refused by a rule, a page that answers
+// 500 and one whose request fails, each tried once; the scrape shows
+// each URL's final state, the outcomes by class and the refusal.
+func TestScrapeFrontier(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+		case "/broken":
+			w.WriteHeader(http.StatusInternalServerError)
+		case "/hangup":
+			panic(http.ErrAbortHandler)
+		default:
+			io.WriteString(w, "page")
+		}
+	}))
+	t.Cleanup(site.Close)
+	provider, scrapeNow := prometheusServer(t)
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1})
+	f := frontier.New(tr, frontier.Options{MaxAttempts: 1})
+	if _, err := otelrobots.Register(tr, provider, otelrobots.WithFrontier(f)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/private/x", "/broken", "/hangup"} {
+		if _, err := f.Add(site.URL + p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitCeiling)
+	defer cancel()
+	for {
+		l, err := f.Next(ctx)
+		if errors.Is(err, frontier.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		f.Done(ctx, l, resp, err)
+	}
+	scrapeNow().expect(t, map[string]float64{
+		`robots_frontier_urls{robots_state="queued"}`:                 0,
+		`robots_frontier_urls{robots_state="in_flight"}`:              0,
+		`robots_frontier_urls{robots_state="waiting"}`:                0,
+		`robots_frontier_urls{robots_state="done"}`:                   1,
+		`robots_frontier_urls{robots_state="refused"}`:                1,
+		`robots_frontier_urls{robots_state="failed"}`:                 2,
+		`robots_frontier_outcomes_total{robots_status_class="2xx"}`:   1,
+		`robots_frontier_outcomes_total{robots_status_class="5xx"}`:   1,
+		`robots_frontier_outcomes_total{robots_status_class="error"}`: 2,
+		`robots_frontier_retries_total`:                               0,
+		`robots_frontier_refusals_total{robots_reason="rule"}`:        1,
+		`robots_frontier_refusals_total{robots_reason="preference"}`:  0,
+	})
 }
