@@ -68,6 +68,8 @@ const (
 
 var stateNames = [...]string{"queued", "in flight", "waiting", "done", "refused", "failed"}
 
+// String returns the state's name, as the package documentation's table
+// writes it.
 func (s State) String() string {
 	if s < 0 || int(s) >= len(stateNames) {
 		return fmt.Sprintf("State(%d)", int(s))

@@ -555,3 +555,43 @@ func TestProgressLog(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveInFlightAndEach saves a frontier with a URL in flight, which is
+// saved queued with that attempt not counted, and walks the loaded
+// frontier with Each, stopping when asked.
+func TestSaveInFlightAndEach(t *testing.T) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+	f := New(tr, Options{})
+	for i := range 3 {
+		f.AddPriority(fmt.Sprintf("http://site.example/%d", i), 3-i)
+	}
+	l, err := f.Next(t.Context())
+	if err != nil || l.URL != "http://site.example/0" || l.Attempt != 1 {
+		t.Fatalf("Next = %+v, %v", l, err)
+	}
+	var saved strings.Builder
+	if err := f.Save(&saved); err != nil {
+		t.Fatal(err)
+	}
+	g := New(tr, Options{})
+	if err := g.Load(strings.NewReader(saved.String())); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := g.Lookup(l.URL)
+	if got.State != Queued || got.Attempts != 0 {
+		t.Errorf("the URL in flight loaded as %+v, want queued with no attempt", got)
+	}
+	if l2, err := g.Next(t.Context()); err != nil || l2.URL != l.URL || l2.Attempt != 1 {
+		t.Errorf("first of the loaded frontier: %+v, %v; want %s, attempt 1 (priorities kept)", l2, err, l.URL)
+	}
+	seen := map[string]State{}
+	g.Each(func(u URL) bool { seen[u.URL] = u.State; return true })
+	if len(seen) != 3 || seen[l.URL] != InFlight {
+		t.Errorf("Each saw %v", seen)
+	}
+	n := 0
+	g.Each(func(URL) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("Each went on %d times after false", n)
+	}
+}
