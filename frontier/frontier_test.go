@@ -595,3 +595,49 @@ func TestSaveInFlightAndEach(t *testing.T) {
 		t.Errorf("Each went on %d times after false", n)
 	}
 }
+
+// TestLoadRefuses checks that Load refuses, whole, a file whose URL count
+// disagrees with its list, one holding a URL in flight, a state it does
+// not know and a URL twice, and that a loaded frontier hands out an
+// origin's URLs of one priority in the order they were added.
+func TestLoadRefuses(t *testing.T) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+	const u1, u2 = `{"url":"http://site.example/1","state":"queued"}`, `{"url":"http://site.example/2","state":"queued"}`
+	for name, file := range map[string]string{
+		"a count that disagrees": `{"format":"crawlkit-frontier","version":1,"urls":[` + u1 + `],"count":2}`,
+		"a URL in flight":        `{"format":"crawlkit-frontier","version":1,"urls":[{"url":"http://site.example/1","state":"in flight"}],"count":1}`,
+		"an unknown state":       `{"format":"crawlkit-frontier","version":1,"urls":[{"url":"http://site.example/1","state":"lost"}],"count":1}`,
+		"a URL twice":            `{"format":"crawlkit-frontier","version":1,"urls":[` + u1 + `,` + u2 + `,` + u1 + `],"count":3}`,
+		"a later version":        `{"format":"crawlkit-frontier","version":2,"urls":[],"count":0}`,
+	} {
+		f := New(tr, Options{})
+		if err := f.Load(strings.NewReader(file)); err == nil {
+			t.Errorf("%s: loaded", name)
+		} else if st := f.Stats(); st.Queued != 0 {
+			t.Errorf("%s: %v, and %d URLs queued", name, err, st.Queued)
+		}
+	}
+
+	f := New(tr, Options{})
+	for i := range 4 {
+		f.Add(fmt.Sprintf("http://site.example/%d", i))
+	}
+	var saved strings.Builder
+	if err := f.Save(&saved); err != nil {
+		t.Fatal(err)
+	}
+	g := New(tr, Options{})
+	if err := g.Load(strings.NewReader(saved.String())); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		l, err := g.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("http://site.example/%d", i); l.URL != want {
+			t.Errorf("loaded frontier's URL %d: %s, want %s", i, l.URL, want)
+		}
+		g.Done(t.Context(), l, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+	}
+}
