@@ -234,8 +234,8 @@ func (f *Frontier) AddPriority(rawURL string, priority int) (bool, error) {
 	return true, nil
 }
 
-// insert adds e, a URL not held, to originKey's queue in state st
-// (Queued, or Waiting until e.at). f.mu is held.
+// insert adds e, a URL not held, to originKey's URLs in state st: Queued,
+// Waiting until e.at, or a final one (a URL loaded). f.mu is held.
 func (f *Frontier) insert(originKey string, e *entry, st State) {
 	o := f.origins[originKey]
 	if o == nil {
@@ -245,14 +245,17 @@ func (f *Frontier) insert(originKey string, e *entry, st State) {
 	e.o = o
 	f.byKey[e.key] = e
 	f.bytes += int64(len(e.url))
-	f.live++
 	e.state = st
 	f.count[st]++
-	if st == Waiting {
+	switch {
+	case st.Final():
+		return
+	case st == Waiting:
 		heap.Push(&o.waiting, e)
-	} else {
+	default:
 		heap.Push(&o.queued, e)
 	}
+	f.live++
 	f.schedule(o)
 }
 

@@ -123,28 +123,10 @@ func (f *Frontier) Load(r io.Reader) error {
 		return fmt.Errorf("%w: the file holds %d URLs, %d bytes (MaxURLs %d, MaxBytes %d)", ErrFull, len(all), bytes, f.opts.MaxURLs, f.opts.MaxBytes)
 	}
 	for _, l := range all {
-		st := l.e.state
-		if st.Final() {
-			f.insertFinal(l.origin, l.e)
-			continue
-		}
-		f.insert(l.origin, l.e, st)
+		f.insert(l.origin, l.e, l.e.state)
 	}
 	f.seq = uint64(len(all))
 	return nil
-}
-
-// insertFinal adds e, a URL in a final state, to f. f.mu is held.
-func (f *Frontier) insertFinal(originKey string, e *entry) {
-	o := f.origins[originKey]
-	if o == nil {
-		o = &origin{key: originKey, index: -1}
-		f.origins[originKey] = o
-	}
-	e.o = o
-	f.byKey[e.key] = e
-	f.bytes += int64(len(e.url))
-	f.count[e.state]++
 }
 
 // stateNamed returns the State whose String is name.

@@ -33,11 +33,16 @@ func (f *Frontier) AddSitemaps(ctx context.Context, siteURL string) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	client := &http.Client{Transport: f.tr}
+	return f.addSitemaps(ctx, &http.Client{Transport: f.tr}, info.Sitemaps, 1)
+}
+
+// addSitemaps reads the sitemaps at locs and adds their URLs, reading
+// the sitemaps of an index while levels are left.
+func (f *Frontier) addSitemaps(ctx context.Context, client *http.Client, locs []string, levels int) (int, error) {
 	added := 0
 	var errs []error
-	for _, sm := range info.Sitemaps {
-		n, err := f.addSitemap(ctx, client, sm, 1)
+	for _, loc := range locs {
+		n, err := f.addSitemap(ctx, client, loc, levels)
 		added += n
 		if errors.Is(err, ErrFull) {
 			return added, err
@@ -49,31 +54,17 @@ func (f *Frontier) AddSitemaps(ctx context.Context, siteURL string) (int, error)
 	return added, errors.Join(errs...)
 }
 
-// addSitemap reads the sitemap at loc and adds its URLs; an index's
-// sitemaps are read while levels are left.
+// addSitemap reads the sitemap at loc and adds its URLs.
 func (f *Frontier) addSitemap(ctx context.Context, client *http.Client, loc string, levels int) (int, error) {
 	locs, index, err := fetchSitemap(ctx, client, loc)
-	added := 0
 	if index {
-		var errs []error
-		if err != nil {
-			errs = append(errs, err)
-		}
 		if levels <= 0 {
 			return 0, fmt.Errorf("sitemap %s: an index inside an index; not read", loc)
 		}
-		for _, child := range locs {
-			n, err := f.addSitemap(ctx, client, child, levels-1)
-			added += n
-			if errors.Is(err, ErrFull) {
-				return added, err
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return added, errors.Join(errs...)
+		n, childErr := f.addSitemaps(ctx, client, locs, levels-1)
+		return n, errors.Join(err, childErr)
 	}
+	added := 0
 	for _, u := range locs {
 		ok, aerr := f.Add(u)
 		if errors.Is(aerr, ErrFull) {
