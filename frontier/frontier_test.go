@@ -641,3 +641,93 @@ func TestLoadRefuses(t *testing.T) {
 		g.Done(t.Context(), l, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
 	}
 }
+
+// TestManyWorkersKeepTheInvariants crawls 20 origins with 32 workers
+// whose pages answer, by a fixed pseudo-random draw per try, 200, 404,
+// 429 with Retry-After, 503 or 500, some paths refused: whatever the
+// interleaving, every URL ends in a final state that matches what its
+// last answer was, no origin ever has two requests in flight, and the
+// counts add up.
+func TestManyWorkersKeepTheInvariants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		tries := map[string]int{}
+		last := map[string]int{}
+		base := newBase(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				io.WriteString(w, "User-agent: *\nDisallow: /*7\n")
+				return
+			}
+			u := r.URL.String()
+			mu.Lock()
+			tries[u]++
+			n := tries[u]
+			mu.Unlock()
+			h := uint32(2166136261)
+			for _, c := range []byte(fmt.Sprintf("%s#%d", u, n)) {
+				h = (h ^ uint32(c)) * 16777619
+			}
+			code := []int{200, 200, 200, 404, 429, 503, 500}[h%7]
+			if code == 429 {
+				w.Header().Set("Retry-After", "1")
+			}
+			mu.Lock()
+			last[u] = code
+			mu.Unlock()
+			w.WriteHeader(code)
+		}))
+		tr := robots.NewTransport(base, robots.Options{UserAgent: "TestBot", MinDelay: 50 * time.Millisecond})
+		f := New(tr, Options{MaxAttempts: 3, MinBackoff: time.Second})
+		var all []string
+		for o := range 20 {
+			for p := range 10 {
+				u := fmt.Sprintf("http://site%d.example/p%d", o, p)
+				all = append(all, u)
+				f.Add(u)
+			}
+		}
+		crawl(t, f, tr, 32, 5*time.Millisecond)
+		if base.most > 1 {
+			t.Errorf("an origin had %d requests in flight at once", base.most)
+		}
+		counts := map[State]int{}
+		for _, u := range all {
+			got, ok := f.Lookup(u)
+			if !ok || !got.State.Final() {
+				t.Errorf("%s: %+v, want a final state", u, got)
+				continue
+			}
+			counts[got.State]++
+			code := last[u]
+			switch {
+			case strings.HasSuffix(u, "7"):
+				if got.State != Refused || tries[u] != 0 {
+					t.Errorf("%s: %v after %d tries, want refused unsent", u, got.State, tries[u])
+				}
+			case code == 200 || code == 404:
+				if got.State != Done || got.Status != code {
+					t.Errorf("%s: %+v, last answered %d", u, got, code)
+				}
+			default:
+				if got.State != Failed || got.Status != code || got.Attempts != 3 || tries[u] != 3 {
+					t.Errorf("%s: %+v after %d tries, last answered %d; want failed after 3", u, got, tries[u], code)
+				}
+			}
+		}
+		st := f.Stats()
+		if st.Done != counts[Done] || st.Refused != counts[Refused] || st.Failed != counts[Failed] || st.Done+st.Refused+st.Failed != len(all) {
+			t.Errorf("stats %+v, counted %v", st, counts)
+		}
+		var outcomes int64
+		for _, n := range st.Responses {
+			outcomes += n
+		}
+		served := 0
+		for _, n := range tries {
+			served += n
+		}
+		if outcomes != int64(served+st.Refused) {
+			t.Errorf("%d outcomes counted, %d pages served and %d refusals", outcomes, served, st.Refused)
+		}
+	})
+}
