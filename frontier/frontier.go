@@ -335,8 +335,8 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 	}
 }
 
-// Done gives l back with the outcome of its request through the
-// transport: resp and err as RoundTrip (or http.Client.Do) returned them.
+// Done gives l, a Lease of f's, back with the outcome of its request
+// through the transport: resp and err as RoundTrip (or http.Client.Do) returned them.
 // It reads resp's status and Retry-After only; the caller closes the
 // body. It returns the URL's state after it: a final one, or Waiting when
 // it is tried again. A lease given back twice changes nothing the second
@@ -344,6 +344,9 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err error) State {
 	e := l.e
 	now := f.opts.Now()
+	if err == nil && resp == nil {
+		err = errors.New("frontier: Done was given neither a response nor an error")
+	}
 	var slot *robots.SlotError
 	var refused *robots.DisallowedError
 	st, at := Done, now

@@ -123,6 +123,7 @@ func TestTransitions(t *testing.T) {
 		{"a second 500 backs off twice as long", status(500, ""), nil, 2, Waiting, 2 * minBackoff, true},
 		{"a 500 with no attempt left fails", status(500, ""), nil, 3, Failed, 0, true},
 		{"a network error backs off", nil, fixed(errors.New("connection reset")), 1, Waiting, minBackoff, true},
+		{"neither a response nor an error is a failed try", nil, nil, 1, Waiting, minBackoff, true},
 		{"a stopping worker puts the URL back untried", nil, fixed(context.Canceled), 3, Waiting, 0, false},
 	}
 	for _, tt := range tests {
