@@ -106,23 +106,32 @@ func (e *DisallowedError) Is(target error) bool { return target == ErrDisallowed
 
 // SlotError is the error of a request whose politeness slot lies past its
 // context's deadline, less a tenth of the time left for the request
-// itself: the request fails at once, holding no slot. It matches
-// context.DeadlineExceeded, so callers that test for a deadline need
-// nothing new; a crawler that reads it can requeue the URL for At.
+// itself, or further away than the wait WithMaxWait allows: the request
+// fails at once, holding no slot. It matches context.DeadlineExceeded, so
+// callers that test for a deadline need nothing new; a crawler that reads
+// it can requeue the URL for At.
 type SlotError struct {
 	// Origin is the origin as the Transport keys it
 	// ("https://site.example:8443"; see OriginKey).
 	Origin string
 	// At is when the request's slot would have been.
 	At time.Time
-	// Left is how long the request's deadline was away.
+	// Left is how long the request's deadline was away (0 without one).
 	Left time.Duration
+	// MaxWait is, when WithMaxWait's bound refused the slot, that bound
+	// (0 for a bound of 0, or when the deadline refused it).
+	MaxWait time.Duration
 	// wait is how far the slot was, on the Transport's clock.
 	wait time.Duration
 }
 
-// Error says which origin's slot was how far away, and the deadline's.
+// Error says which origin's slot was how far away, and the deadline's or
+// the longest wait allowed.
 func (e *SlotError) Error() string {
+	if e.MaxWait > 0 || e.Left == 0 {
+		return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the longest wait allowed (%v): %v",
+			e.Origin, e.wait, e.MaxWait, context.DeadlineExceeded)
+	}
 	return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the request's deadline (%v left): %v",
 		e.Origin, e.wait, e.Left.Round(time.Millisecond), context.DeadlineExceeded)
 }

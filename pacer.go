@@ -110,7 +110,7 @@ func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time
 // hold is wait for w, in l's line, asking a store slot spread at least
 // atLeast.
 func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (_ *ticket, err error) {
-	lim, left := limit(ctx, now)
+	lim, left, most := limit(ctx, now)
 	start, waited := now, false
 	defer func() {
 		if waited {
@@ -124,7 +124,7 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 		ahead := l.ahead(w)
 		at := p.estimate(ctx, l, delay, now, p.down.Load()).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
-			return nil, &SlotError{Origin: string(l.key), At: at, Left: left, wait: at.Sub(now)}
+			return nil, &SlotError{Origin: string(l.key), At: at, Left: left, MaxWait: most, wait: at.Sub(now)}
 		}
 		// Slots are to the microsecond: one rounding up past now is free.
 		if ahead > 0 || at.After(slotTime(now)) {
@@ -224,7 +224,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 			case !slot.Reserved:
 				return ticket{}, slot.At, nil
 			case gone:
-				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
+				p.cancel(ctx, l, slot.At.Add(req.Spread), delay+req.Spread)
 				return ticket{}, time.Time{}, ctx.Err()
 			}
 			late := max(p.now().Sub(slot.At), 0)
@@ -235,7 +235,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 				// back and asked again with a spread the lateness fits,
 				// past half the delay if need be, so a slow store still
 				// gets the request sent.
-				p.cancel(ctx, l.key, slot.At.Add(req.Spread), delay+req.Spread)
+				p.cancel(ctx, l, slot.At.Add(req.Spread), delay+req.Spread)
 				*atLeast = 2 * late
 				return ticket{}, slot.At, nil
 			}
@@ -299,7 +299,7 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 		if late <= tk.spread {
 			break
 		}
-		p.cancel(ctx, tk.l.key, tk.at.Add(tk.spread), tk.delay+tk.spread)
+		p.cancel(ctx, tk.l, tk.at.Add(tk.spread), tk.delay+tk.spread)
 		var err error
 		if tk, err = p.hold(ctx, tk.l, tk.w, tk.delay, p.now(), nil, 2*late); err != nil {
 			return err
@@ -316,9 +316,18 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 }
 
 // cancel gives the store's slot at back, wasted only if it cannot be.
-func (p *pacer) cancel(ctx context.Context, key OriginKey, at time.Time, delay time.Duration) {
-	if err := p.fleet.CancelSlot(context.WithoutCancel(ctx), key, at, delay); err != nil {
-		p.logger.Warn("robots: store cannot give a slot back", "origin", key, "error", err)
+func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Duration) {
+	// The process's own view forgets the slot as the store does, so that
+	// the next wait does not count it: a request given back its slot for
+	// an answer in hand too late would otherwise wait a delay, or fail
+	// with a *SlotError, for a slot nobody uses.
+	l.mu.Lock()
+	if l.last.Equal(at) {
+		l.last = at.Add(-delay)
+	}
+	l.mu.Unlock()
+	if err := p.fleet.CancelSlot(context.WithoutCancel(ctx), l.key, at, delay); err != nil {
+		p.logger.Warn("robots: store cannot give a slot back", "origin", l.key, "error", err)
 	}
 }
 
@@ -422,13 +431,32 @@ func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now 
 // limit returns the latest slot a request of ctx can use as of now (all
 // but a tenth of the time left, the request's own margin) and the time
 // left; zero for no deadline.
-func limit(ctx context.Context, now time.Time) (time.Time, time.Duration) {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return time.Time{}, 0
+func limit(ctx context.Context, now time.Time) (lim time.Time, left, most time.Duration) {
+	if deadline, ok := ctx.Deadline(); ok {
+		left = time.Until(deadline)
+		lim = now.Add(left - left/10)
 	}
-	left := time.Until(deadline)
-	return now.Add(left - left/10), left
+	if d, ok := ctx.Value(maxWaitKey{}).(time.Duration); ok {
+		if w := now.Add(d); lim.IsZero() || w.Before(lim) {
+			lim, most = w, d
+		}
+	}
+	return lim, left, most
+}
+
+// maxWaitKey is the context key of WithMaxWait's bound.
+type maxWaitKey struct{}
+
+// WithMaxWait returns a copy of ctx with which a request waits at most d
+// for its politeness slot: a slot further away fails the request at once
+// with a *SlotError naming it, holding no slot, as a deadline that comes
+// first does. The request itself is not bounded. A crawl frontier that
+// hands out a URL when NextFree says its origin is free sends it so: when
+// another process took that slot a moment before, its worker gets the URL
+// back at once rather than sleeping a delay inside RoundTrip. A negative
+// d is 0.
+func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, maxWaitKey{}, max(d, 0))
 }
 
 // line is one origin's waiters in arrival order and what the process

@@ -285,6 +285,76 @@ func TestSlotNeedsATenthOfTheDeadline(t *testing.T) {
 	}
 }
 
+// TestMaxWait checks WithMaxWait: a request whose slot is further away
+// than the wait allowed fails at once with a *SlotError naming the slot
+// and the bound, taking no slot, while one within it waits and is sent;
+// a deadline nearer than the bound still rules, and the bound does not
+// limit the request once sent.
+func TestMaxWait(t *testing.T) {
+	const delay = 10 * time.Second
+	for _, tc := range []struct {
+		name     string
+		maxWait  time.Duration
+		deadline time.Duration // 0: none
+		sent     bool
+	}{
+		{"a slot within the wait is waited for", delay, 0, true},
+		{"a slot past the wait fails at once", delay - time.Millisecond, 0, false},
+		{"no wait at all", 0, 0, false},
+		{"a nearer deadline rules", time.Hour, 5 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				tr := newBubbleTransport(site, Options{MinDelay: delay})
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+					t.Fatal(err)
+				}
+				ctx := WithMaxWait(context.Background(), tc.maxWait)
+				if tc.deadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+					defer cancel()
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/second", nil)
+				_, err := bubbleRoundTrip(t, tr, req)
+				if tc.sent {
+					if err != nil {
+						t.Fatalf("RoundTrip = %v, want the page", err)
+					}
+					if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != delay {
+						t.Errorf("sent %v after the first, want %v", d, delay)
+					}
+					return
+				}
+				var se *SlotError
+				if !errors.As(err, &se) || time.Since(start) != 0 || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("RoundTrip = %v after %v, want a *SlotError at once", err, time.Since(start))
+				}
+				if !se.At.Equal(start.Add(delay)) {
+					t.Errorf("SlotError.At %v after the first, want %v", se.At.Sub(start), delay)
+				}
+				byWait, wantMax := tc.deadline == 0, tc.maxWait
+				if !byWait {
+					wantMax = 0
+				}
+				if se.MaxWait != wantMax || byWait != strings.Contains(se.Error(), "longest wait allowed") {
+					t.Errorf("SlotError{MaxWait: %v} %q, want MaxWait %v, the wait's bound named: %v", se.MaxWait, se, wantMax, byWait)
+				}
+				// The failed request took no slot: the next goes at the
+				// first's slot plus one delay.
+				if _, err := bubbleGet(t, tr, "http://site.example/third"); err != nil {
+					t.Fatal(err)
+				}
+				if d := site.hitOf(t, "http://site.example/third").at.Sub(start); d != delay {
+					t.Errorf("the next request sent %v after the first, want %v", d, delay)
+				}
+			})
+		})
+	}
+}
+
 // noCache is an Options.Cache that keeps nothing, so that an origin
 // forgotten in memory is fetched again.
 type noCache struct{}
@@ -1171,6 +1241,49 @@ func TestLateStoreAnswersKeepTheGap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGivenBackSlotIsTakenAgainAtOnce checks that a slot given back for
+// an answer in hand past its spread is forgotten by the member too: its
+// request asks again at once, for the slot it gave back, rather than
+// waiting a delay for a slot nobody uses, or failing with a *SlotError
+// under WithMaxWait.
+func TestGivenBackSlotIsTakenAgainAtOnce(t *testing.T) {
+	const (
+		delay = 100 * time.Millisecond
+		late  = 30 * time.Millisecond
+	)
+	for _, bounded := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bounded=%v", bounded), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				fleet := &watchedFleet{MemoryFleet: NewMemoryFleet()}
+				tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Second)
+				fleet.late.Store(int64(late))
+				start := time.Now()
+				ctx := context.Background()
+				if bounded {
+					ctx = WithMaxWait(ctx, delay/2)
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/second", nil)
+				if _, err := bubbleRoundTrip(t, tr, req); err != nil {
+					t.Fatalf("RoundTrip = %v, want the page sent", err)
+				}
+				if len(fleet.givenBack()) == 0 {
+					t.Fatal("no slot given back: the test does not reach its case")
+				}
+				// Two answers, each late: the slot given back, then the
+				// one it is taken again with.
+				if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != 2*late {
+					t.Errorf("sent %v after it was asked for, want %v: two late answers, no wait for a delay", d, 2*late)
+				}
+			})
+		})
+	}
 }
 
 // TestStoreLosingThePaceIsLogged checks that a member logs, once, that the
