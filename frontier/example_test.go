@@ -44,7 +44,7 @@ func Example() {
 				if errors.Is(err, frontier.ErrEmpty) {
 					return
 				}
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, lease.URL, nil)
+				req, _ := http.NewRequestWithContext(lease.Context(ctx), http.MethodGet, lease.URL, nil)
 				resp, err := tr.RoundTrip(req)
 				if err == nil {
 					io.Copy(io.Discard, resp.Body) // the page's work goes here

@@ -19,7 +19,8 @@
 //	Failed    Done: a retryable outcome with no attempt left        -
 //	          (final; the last error or status kept)
 //
-// A worker's loop is Next, send the request through the transport, Done.
+// A worker's loop is Next, send the request through the transport with
+// the Lease's Context, Done.
 // Next waits, without polling, until the earliest origin is free, a URL
 // is added, or its context ends. An origin is free when no worker holds
 // one of its URLs and the transport's NextFree says a request could go
@@ -101,6 +102,13 @@ type Options struct {
 	// Now is the clock, time.Now when nil; the transport's should be the
 	// same.
 	Now func() time.Time
+	// MaxWait is how long a request sent with Lease.Context may wait
+	// inside RoundTrip for its politeness slot (see robots.WithMaxWait):
+	// the frontier hands a URL out when its origin is free, so a longer
+	// wait means another process took that slot, and the worker is better
+	// given the URL back, Waiting for the next slot, than kept asleep.
+	// Default DefaultMaxWait; negative: no bound.
+	MaxWait time.Duration
 	// Logger, when set, gets an Info line of the frontier's Stats at most
 	// every LogEvery (default DefaultLogEvery), written as Done is called.
 	Logger   *slog.Logger
@@ -115,6 +123,7 @@ const (
 	DefaultMinBackoff  = 10 * time.Second
 	DefaultMaxBackoff  = 10 * time.Minute
 	DefaultLogEvery    = time.Minute
+	DefaultMaxWait     = 10 * time.Millisecond
 )
 
 // ErrFull is returned by Add when the frontier holds Options.MaxURLs URLs
@@ -201,6 +210,9 @@ func New(tr *robots.Transport, opts Options) *Frontier {
 	if opts.LogEvery <= 0 {
 		opts.LogEvery = DefaultLogEvery
 	}
+	if opts.MaxWait == 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
 	return &Frontier{tr: tr, opts: opts, byKey: make(map[string]*entry), origins: make(map[string]*origin), changed: make(chan struct{})}
 }
 
@@ -283,6 +295,18 @@ type Lease struct {
 	// Attempt counts the sends of URL, this one included.
 	Attempt int
 	e       *entry
+	maxWait time.Duration
+}
+
+// Context returns ctx for the lease's request: its wait for a politeness
+// slot is bounded by Options.MaxWait, so that a slot another process took
+// fails the request at once with a *robots.SlotError, which Done turns
+// into a wait for the next slot.
+func (l *Lease) Context(ctx context.Context) context.Context {
+	if l.maxWait < 0 {
+		return ctx
+	}
+	return robots.WithMaxWait(ctx, l.maxWait)
 }
 
 // Next waits until an origin with a URL is free and hands out that
@@ -312,7 +336,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 				e := heap.Pop(&o.queued).(*entry)
 				f.move(e, InFlight)
 				e.attempts++
-				l := &Lease{URL: e.url, Attempt: e.attempts, e: e}
+				l := &Lease{URL: e.url, Attempt: e.attempts, e: e, maxWait: f.opts.MaxWait}
 				o.out, o.lease = true, l
 				f.mu.Unlock()
 				return l, nil

@@ -73,7 +73,7 @@ func crawl(t *testing.T, f *Frontier, tr http.RoundTripper, workers int, page ti
 					t.Error(err)
 					return
 				}
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.URL, nil)
+				req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, l.URL, nil)
 				resp, err := tr.RoundTrip(req)
 				if err == nil {
 					time.Sleep(page)

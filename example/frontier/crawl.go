@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -31,6 +33,7 @@ type plan struct {
 	pause      bool // one fast origin answers one page with 503 and Retry-After: 1
 	robotsDown bool // one fast origin answers its first robots.txt request with 503
 	transports int  // transports crawling at once, sharing store; 1 if 0
+	byOrigin   bool // the transports split the URLs by origin, not URL by URL
 	store      robots.Fleet
 }
 
@@ -77,10 +80,9 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	var frontiers []*frontier.Frontier
 	errs := make(chan error, n*p.workers)
 	for i, tr := range trs {
-		// Every transport crawls every origin: their URLs alternate.
-		var mine []string
-		for j := i; j < len(urls); j += n {
-			mine = append(mine, urls[j])
+		mine, err := share(tr, urls, i, n, p.byOrigin)
+		if err != nil {
+			return result{}, err
 		}
 		client := &http.Client{Transport: tr}
 		if p.pool {
@@ -135,6 +137,35 @@ func crawl(ctx context.Context, p plan) (result, error) {
 	return r, nil
 }
 
+// share returns transport i's share of urls among n: with byOrigin, the
+// URLs of the origins that hash to it (docs/fleet.md's split), else every
+// n-th URL, so that every transport crawls every origin.
+func share(tr *robots.Transport, urls []string, i, n int, byOrigin bool) ([]string, error) {
+	var mine []string
+	for j, raw := range urls {
+		if !byOrigin {
+			if j%n == i {
+				mine = append(mine, raw)
+			}
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		origin, err := tr.Origin(u)
+		if err != nil {
+			return nil, err
+		}
+		h := fnv.New32a()
+		h.Write([]byte(origin))
+		if int(h.Sum32()%uint32(n)) == i {
+			mine = append(mine, raw)
+		}
+	}
+	return mine, nil
+}
+
 // work is one frontier worker: it takes a free origin's URL, fetches it
 // and gives it back, until none is left; the frontier retries what can
 // be retried.
@@ -147,7 +178,7 @@ func work(ctx context.Context, f *frontier.Frontier, client *http.Client) error 
 		if err != nil {
 			return err
 		}
-		resp, err := fetch(ctx, client, l.URL)
+		resp, err := fetch(l.Context(ctx), client, l.URL)
 		f.Done(ctx, l, resp, err)
 	}
 }
