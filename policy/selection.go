@@ -368,6 +368,16 @@ func hasUpper(s string) bool {
 type tokenIndex struct {
 	agents []agentEntry // by lower-cased product token, sorted
 	star   *selection   // the merged "*" groups, or nil
+	// first is the answer to the first lookup of one token made by the
+	// index: a crawler asks for its own token on every Robots.Allowed,
+	// and comparing it costs a fraction of lowering and searching it.
+	first atomic.Pointer[firstLookup]
+}
+
+// firstLookup is a token as asked and what lookup answered for it.
+type firstLookup struct {
+	asked, token string
+	sel          *selection
 }
 
 // scanLookups is how many lookups pass over a file's User-agent lines
@@ -391,6 +401,22 @@ func (r *Robots) lookup(tokens []string) (*selection, string) {
 		}
 		x = r.tokenIndex()
 	}
+	if len(tokens) != 1 {
+		return x.lookup(tokens)
+	}
+	if f := x.first.Load(); f != nil && f.asked == tokens[0] {
+		return f.sel, f.token
+	}
+	sel, token := x.lookup(tokens)
+	if x.first.Load() == nil {
+		// Once per file: the only allocation a lookup by the index makes.
+		x.first.CompareAndSwap(nil, &firstLookup{asked: tokens[0], token: token, sel: sel})
+	}
+	return sel, token
+}
+
+// lookup is Robots.lookup by the index.
+func (x *tokenIndex) lookup(tokens []string) (*selection, string) {
 	for _, t := range tokens {
 		if t == "*" || len(x.agents) == 0 {
 			// Many files name no crawler but "*": nothing to look up.

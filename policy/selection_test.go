@@ -278,3 +278,36 @@ func TestScanAgreesWithTokenIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLookupRemembered checks that the token a file is first asked
+// for by its index is answered again as it was, and that other tokens,
+// that one in another case included, are still looked up.
+func TestFirstLookupRemembered(t *testing.T) {
+	r := Parse([]byte("User-agent: a\nDisallow: /a\n\nUser-agent: *\nDisallow: /s\n"))
+	for range scanLookups + 1 {
+		r.Agent("x")
+	}
+	if r.tokens.Load() == nil {
+		t.Fatal("no token index after the scans")
+	}
+	for _, tt := range []struct {
+		asked, token string
+		groups       []int
+	}{
+		{"x", "*", []int{1}},
+		{"A", "A", []int{0}},
+		{"x", "*", []int{1}},
+		{"b", "*", []int{1}},
+		{"a", "a", []int{0}},
+		{"A", "A", []int{0}},
+		{"*", "*", []int{1}},
+	} {
+		a := r.Agent(tt.asked)
+		if a.Token() != tt.token || !slices.Equal(a.Groups(), tt.groups) {
+			t.Errorf("Agent(%q) = token %q, groups %v; want %q, %v", tt.asked, a.Token(), a.Groups(), tt.token, tt.groups)
+		}
+	}
+	if f := r.tokens.Load().first.Load(); f == nil || f.asked != "x" {
+		t.Errorf("first lookup remembered: %+v, want x's", f)
+	}
+}
