@@ -15,7 +15,8 @@ import (
 // reports the share of the limit it reached as %limit: through package
 // frontier with 50 workers, URLs grouped by origin and shuffled; with one
 // origin answering 503 and Retry-After mid-crawl; with one whose
-// robots.txt answers 503 first; with two transports sharing one
+// robots.txt answers 503 first; with one transport on a redisstore; with
+// two transports sharing one
 // redisstore, every origin's URLs split between them and the origins
 // split between them; and through a plain worker pool of 50 for comparison,
 // grouped and shuffled. Each iteration is one crawl of a
@@ -35,6 +36,7 @@ func BenchmarkCrawl(b *testing.B) {
 		{"frontier-shuffled", func(_ *testing.B, p *plan) { p.shuffled = true }},
 		{"frontier-retry-after", func(_ *testing.B, p *plan) { p.pause = true }},
 		{"frontier-robots-503", func(_ *testing.B, p *plan) { p.robotsDown = true }},
+		{"frontier-one-transport-redis", func(b *testing.B, p *plan) { fleet(b, p); p.transports = 1 }},
 		{"frontier-two-transports", fleet},
 		{"frontier-two-transports-by-origin", func(b *testing.B, p *plan) { fleet(b, p); p.byOrigin = true }},
 		{"worker-pool", func(_ *testing.B, p *plan) { p.pool = true }},
