@@ -112,10 +112,10 @@ func TestDemo(t *testing.T) {
 	})
 }
 
-// TestDomainGlobHasPort checks what the README's colly section says of
+// TestDomainGlobHasPort checks what docs/frameworks.md's colly section says of
 // LimitRule: colly matches DomainGlob against URL.Host, port included, so
 // a glob of the bare host name matches nothing on a site with a port and
-// the rule silently does not apply; and that the README and this demo
+// the rule silently does not apply; and that that doc and this demo
 // both give the rule the host with its port.
 func TestDomainGlobHasPort(t *testing.T) {
 	host := "site.example:8080" // a URL.Host with a port
@@ -128,7 +128,7 @@ func TestDomainGlobHasPort(t *testing.T) {
 			t.Errorf("DomainGlob %q matches %q: %v, want %v", glob, host, !want, want)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/frameworks.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +139,6 @@ func TestDomainGlobHasPort(t *testing.T) {
 	glob := regexp.MustCompile(`LimitRule\{DomainGlob: ([^,]+),`)
 	r, d := glob.FindSubmatch(readme), glob.FindSubmatch(demo)
 	if r == nil || d == nil || string(r[1]) != "siteURL.Host" || string(d[1]) != "siteURL.Host" {
-		t.Errorf("DomainGlob in the README %q and in main.go %q, want siteURL.Host in both", r, d)
+		t.Errorf("DomainGlob in docs/frameworks.md %q and in main.go %q, want siteURL.Host in both", r, d)
 	}
 }
