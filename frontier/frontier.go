@@ -480,7 +480,8 @@ func (f *Frontier) promote(o *origin, now time.Time) {
 }
 
 // schedule puts o in the ready heap, or fixes its place, when no worker
-// holds it and it has a URL; f.mu is held. It wakes the waiting workers.
+// holds it and it has a URL; f.mu is held. It wakes the waiting workers
+// when o is the new head or no URL is left.
 func (f *Frontier) schedule(o *origin) {
 	// An origin left without URLs is kept, with when it is free, for
 	// the URLs added to it later.
@@ -494,8 +495,12 @@ func (f *Frontier) schedule(o *origin) {
 	default:
 		heap.Push(&f.ready, o)
 	}
-	close(f.changed)
-	f.changed = make(chan struct{})
+	// The waiting workers sleep toward the head's time, or for ErrEmpty:
+	// only a new head, or nothing left, is news to them.
+	if o.index == 0 || f.live == 0 {
+		close(f.changed)
+		f.changed = make(chan struct{})
+	}
 }
 
 // readyAt is when o can next hand out a URL: when its origin is free and

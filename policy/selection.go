@@ -335,11 +335,7 @@ func (r *Robots) buildTokens() *tokenIndex {
 	}
 	sels := make([]selection, len(lists))
 	for i, groups := range lists {
-		s := &sels[i]
-		s.owner, s.groups, s.delay = r, groups, -1
-		for _, gi := range groups {
-			s.delay = max(s.delay, r.groups[gi].delay)
-		}
+		sels[i].init(r, groups)
 	}
 	if len(tokens) > 0 {
 		x.agents = make([]agentEntry, len(tokens))
@@ -488,11 +484,18 @@ func (r *Robots) naming(token string) []int {
 
 // selectionOf returns a selection of groups.
 func (r *Robots) selectionOf(groups []int) *selection {
-	s := &selection{owner: r, groups: groups, delay: -1}
+	s := &selection{}
+	s.init(r, groups)
+	return s
+}
+
+// init makes s the selection of r's groups: their rules merged, their
+// largest Crawl-delay.
+func (s *selection) init(r *Robots, groups []int) {
+	s.owner, s.groups, s.delay = r, groups, -1
 	for _, gi := range groups {
 		s.delay = max(s.delay, r.groups[gi].delay)
 	}
-	return s
 }
 
 // equalFoldASCII reports whether a and b, of one length, are equal with
