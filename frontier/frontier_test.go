@@ -732,3 +732,55 @@ func TestManyWorkersKeepTheInvariants(t *testing.T) {
 		}
 	})
 }
+
+// TestAddWakesAWaitingWorker checks that a worker waiting in Next while
+// the only URL is in flight gets a URL added meanwhile at once, and that
+// one waiting with nothing left to hand out learns ErrEmpty when the
+// last lease is given back.
+func TestAddWakesAWaitingWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+		f := New(tr, Options{})
+		f.Add("http://a.example/1")
+		held, err := f.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *Lease, 1)
+		go func() {
+			l, err := f.Next(t.Context())
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+		synctest.Wait()
+		f.Add("http://b.example/1")
+		synctest.Wait()
+		select {
+		case l := <-got:
+			if l.URL != "http://b.example/1" {
+				t.Errorf("the waiting worker got %s", l.URL)
+			}
+			f.Done(t.Context(), l, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+		default:
+			t.Fatal("the waiting worker was not woken by the URL added")
+		}
+		empty := make(chan error, 1)
+		go func() {
+			_, err := f.Next(t.Context())
+			empty <- err
+		}()
+		synctest.Wait()
+		f.Done(t.Context(), held, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+		synctest.Wait()
+		select {
+		case err := <-empty:
+			if !errors.Is(err, ErrEmpty) {
+				t.Errorf("Next = %v, want ErrEmpty", err)
+			}
+		default:
+			t.Fatal("the waiting worker was not told the frontier is empty")
+		}
+	})
+}
