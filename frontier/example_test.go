@@ -2,7 +2,6 @@ package frontier_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,14 +34,15 @@ func Example() {
 		}
 	}
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for {
 				lease, err := f.Next(ctx)
-				if errors.Is(err, frontier.ErrEmpty) {
-					return
+				if err != nil {
+					return // frontier.ErrEmpty: every URL is done, refused or failed
 				}
 				req, _ := http.NewRequestWithContext(lease.Context(ctx), http.MethodGet, lease.URL, nil)
 				resp, err := tr.RoundTrip(req)
