@@ -96,6 +96,10 @@ func TestFrontierHoldsAPausedOrigin(t *testing.T) {
 // each with its own frontier and half of every origin's URLs: the origins
 // see the fleet's pace, every page is fetched once, and a URL is requeued
 // only when the other transport took its slot first, never in a loop.
+// Both frontiers see each slot free, so each slot has a winner and may
+// have a loser, whose URL waits for the next: about one requeue a page
+// (a frontier that retried without waiting for the slot named would make
+// hundreds), so two a page is the bound.
 func TestFrontierFleet(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
@@ -109,7 +113,7 @@ func TestFrontierFleet(t *testing.T) {
 	if r.outpaced != 0 {
 		t.Errorf("%d origins sent pages faster than their delay allows", r.outpaced)
 	}
-	if r.requeued > int64(r.pages) {
+	if r.requeued > 2*int64(r.pages) {
 		t.Errorf("%d URLs requeued for %d pages: the frontiers spin", r.requeued, r.pages)
 	}
 }
