@@ -23,9 +23,12 @@
 // Keys are read from a PKCS #8 PEM or a JWK with ParseKey. Each key's id
 // is its JWK SHA-256 thumbprint (RFC 7638, RFC 8037).
 //
-// Signature-Agent goes out as the draft's RFC 9651 Dictionary
-// (AgentDictionary); AgentString sends the earlier drafts' bare String,
-// which the web-bot-auth package on npm (0.1.x) verifies. The reference
-// page docs/botauth.md in the module says which verifiers expect which,
-// and what a site operator checks.
+// Verifiers expect one of two wire forms of Signature-Agent. By default
+// it goes out as a bare RFC 9651 String (AgentString), which Cloudflare's
+// production verifier and the web-bot-auth package on npm accept;
+// AgentDictionary is the working group's form, for the sites whose
+// verifier follows draft -01, chosen for all (Options.AgentForm) or per
+// site (Options.AgentForms). The reference page docs/botauth.md in the
+// module says which verifiers expect which, and what a site operator
+// checks.
 package botauth

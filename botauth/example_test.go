@@ -48,11 +48,11 @@ func ExampleNewTransport() {
 	resp.Body.Close()
 	// Output:
 	// GET /robots.txt
-	//   Signature-Agent: sig1="https://crawler.example/.well-known/http-message-signatures-directory"
-	//   covers sig1=("@method" "@authority" "@path" "signature-agent";key="sig1")
+	//   Signature-Agent: "https://crawler.example/.well-known/http-message-signatures-directory"
+	//   covers sig1=("@method" "@authority" "@path" "signature-agent")
 	// GET /page
-	//   Signature-Agent: sig1="https://crawler.example/.well-known/http-message-signatures-directory"
-	//   covers sig1=("@method" "@authority" "@path" "signature-agent";key="sig1")
+	//   Signature-Agent: "https://crawler.example/.well-known/http-message-signatures-directory"
+	//   covers sig1=("@method" "@authority" "@path" "signature-agent")
 }
 
 // The crawler's domain serves its key directory at the well-known path,
@@ -107,7 +107,8 @@ func ExampleParseKey() {
 }
 
 // Sign gives a signed clone of a request for a caller that sends it some
-// other way; the original is left as it was.
+// other way; the original is left as it was. The site here verifies the
+// working group's form, so AgentForms names it for that site alone.
 func ExampleTransport_Sign() {
 	pem, err := os.ReadFile("testdata/rfc9421-b14-ed25519.pem") // a test key: never in production
 	if err != nil {
@@ -118,11 +119,13 @@ func ExampleTransport_Sign() {
 		log.Fatal(err)
 	}
 	signer, err := botauth.NewTransport(nil, botauth.Options{
-		Keys:      []botauth.Key{key},
-		Agent:     "https://crawler.example" + botauth.WellKnownPath,
-		AgentForm: botauth.AgentString, // for verifiers on the web-bot-auth npm package 0.1.x
-		Now:       func() time.Time { return time.Unix(1796083200, 0) },
-		Lifetime:  time.Minute,
+		Keys:  []botauth.Key{key},
+		Agent: "https://crawler.example" + botauth.WellKnownPath,
+		// The working group's form, for a site whose verifier follows
+		// draft-ietf-webbotauth-httpsig-protocol-01.
+		AgentForms: map[string]botauth.AgentForm{"site.example": botauth.AgentDictionary},
+		Now:        func() time.Time { return time.Unix(1796083200, 0) },
+		Lifetime:   time.Minute,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -137,7 +140,7 @@ func ExampleTransport_Sign() {
 	fmt.Println(in[:strings.Index(in, ";nonce=")])
 	fmt.Println(req.Header.Get("Signature-Input") == "")
 	// Output:
-	// "https://crawler.example/.well-known/http-message-signatures-directory"
-	// sig1=("@method" "@authority" "@path" "signature-agent");created=1796083200;expires=1796083260;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"
+	// sig1="https://crawler.example/.well-known/http-message-signatures-directory"
+	// sig1=("@method" "@authority" "@path" "signature-agent";key="sig1");created=1796083200;expires=1796083260;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"
 	// true
 }

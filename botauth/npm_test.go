@@ -234,3 +234,49 @@ func TestNPMVerifierThroughKeyRotation(t *testing.T) {
 		}
 	}
 }
+
+// TestNPMVerifierAcceptsTheDefaultAndTheOverride signs as the README's
+// lines do, with no AgentForm, and with one site overridden to the
+// working group's form: the default goes out as the bare String and
+// Cloudflare's verifier accepts it as sent; the overridden site alone
+// gets the Dictionary, which verifies too (narrowed to its member, as a
+// verifier on that package must).
+func TestNPMVerifierAcceptsTheDefaultAndTheOverride(t *testing.T) {
+	npm := requireNPM(t)
+	key := newKey(8)
+	dirSrv, agent := signedDirectory(t, botauth.DirectoryOptions{Keys: []botauth.Key{key}})
+	srv, rec := newRecordingServer(t)
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	signer, err := botauth.NewTransport(nil, botauth.Options{
+		Keys:       []botauth.Key{key},
+		Agent:      agent,
+		AgentForms: map[string]botauth.AgentForm{strings.TrimPrefix(other, "http://"): botauth.AgentDictionary},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{srv.URL + "/page", other + "/page"} {
+		resp, err := (&http.Client{Transport: signer}).Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	got := rec.requests()
+	if len(got) != 2 {
+		t.Fatalf("the server saw %d requests, want 2", len(got))
+	}
+	for i, want := range []string{`"` + agent + `"`, `sig1="` + agent + `"`} {
+		if f := got[i].Headers["signature-agent"]; f != want {
+			t.Errorf("request %d (%s): Signature-Agent %s, want %s", i, got[i].URL, f, want)
+		}
+	}
+	if in := got[0].Headers["signature-input"]; strings.Contains(in, ";key=") {
+		t.Errorf("the default form covers a component parameter: %s", in)
+	}
+	for i, res := range npm.verify(t, dirSrv, got).Results {
+		if !res.OK {
+			t.Errorf("request %d (%s) rejected by the npm verifier: %s", i, got[i].URL, res.Error)
+		}
+	}
+}

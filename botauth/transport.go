@@ -40,26 +40,41 @@ const nonceSize = 64
 // request is not sent.
 var ErrNoKey = errors.New("botauth: no signing key is valid now")
 
-// AgentForm is how the Signature-Agent field names the key directory.
+// AgentForm is how the Signature-Agent field names the key directory:
+// the choice of wire form a verifier expects. Verifiers disagree, so the
+// zero value is the form the largest of them accepts today.
 type AgentForm int
 
 const (
-	// AgentDictionary sends Signature-Agent as an RFC 9651 Dictionary
-	// whose member, keyed by the signature's label, is the directory's
-	// URL: `sig1="https://crawler.example/..."`. The signature covers
-	// that member, `"signature-agent";key="sig1"`. This is the form of
-	// draft-ietf-webbotauth-httpsig-protocol-00 and -01, and of
-	// draft-meunier-web-bot-auth-architecture from -04.
-	AgentDictionary AgentForm = iota
-
 	// AgentString sends Signature-Agent as a bare RFC 9651 String,
 	// `"https://crawler.example/..."`, and the signature covers the whole
-	// field, `"signature-agent"`. This is the form of
-	// draft-meunier-web-bot-auth-architecture up to -03, which the
-	// web-bot-auth package on npm (0.1.3) verifies; -01 lets verifiers
-	// accept it but tells signers to send the Dictionary.
-	AgentString
+	// field, `"signature-agent"`, with no component parameter. It is the
+	// default: Cloudflare's production verifier (which implements the
+	// earlier directory draft and lists the `key` parameter as
+	// unsupported) and the web-bot-auth package on npm (0.1.3) accept it,
+	// as did draft-meunier-web-bot-auth-architecture up to -03.
+	AgentString AgentForm = iota
+
+	// AgentDictionary sends Signature-Agent as an RFC 9651 Dictionary
+	// whose member, keyed by the signature's label, is the URL of the
+	// directory's JWK Set: `sig1="https://crawler.example/..."`, with no
+	// member parameters. The signature covers that member,
+	// `"signature-agent";key="sig1"`. This is the working group's form,
+	// draft-ietf-webbotauth-httpsig-protocol-00 and -01 (its test
+	// vectors), for verifiers that follow it.
+	AgentDictionary
 )
+
+// String returns the form's Go name.
+func (f AgentForm) String() string {
+	switch f {
+	case AgentString:
+		return "AgentString"
+	case AgentDictionary:
+		return "AgentDictionary"
+	}
+	return "AgentForm(" + strconv.Itoa(int(f)) + ")"
+}
 
 // Options configures a Transport. The zero value of every field but Keys
 // is usable; Keys needs at least one key with a private half.
@@ -79,8 +94,15 @@ type Options struct {
 	Agent string
 
 	// AgentForm is how Signature-Agent is written. If zero, it is
-	// AgentDictionary, the draft's form.
+	// AgentString, the form Cloudflare's verifier and the npm package
+	// accept.
 	AgentForm AgentForm
+
+	// AgentForms overrides AgentForm for the sites whose verifier expects
+	// the other form, keyed by the request's "@authority" as signed: the
+	// host lowercased, in its ASCII form, with a port only when it is not
+	// the scheme's default ("site.example", "site.example:8443").
+	AgentForms map[string]AgentForm
 
 	// Label is the signature's label in Signature-Input, Signature and
 	// the Dictionary form of Signature-Agent; an RFC 9651 key (lowercase
@@ -127,9 +149,17 @@ type Transport struct {
 	lifetime int64 // seconds
 	now      func() time.Time
 
-	agentField string // the Signature-Agent field value, "" for none
-	agentID    string // the covered component for it
-	agentValue string // its value in the signature base
+	// agent is how Signature-Agent is sent in each form, none when
+	// Options.Agent is empty; forms the per-authority overrides.
+	agent map[AgentForm]agentField
+	form  AgentForm
+	forms map[string]AgentForm
+}
+
+// agentField is Signature-Agent in one form: the field's value, the
+// covered component that names it, and its value in the signature base.
+type agentField struct {
+	field, id, value string
 }
 
 // signingKey is a Key with what each signature needs precomputed.
@@ -173,24 +203,35 @@ func NewTransport(base http.RoundTripper, opts Options) (*Transport, error) {
 		return nil, errors.New("botauth: Options.Keys holds no key with a private half to sign with")
 	}
 	slices.SortStableFunc(t.keys, func(a, b signingKey) int { return b.notBefore.Compare(a.notBefore) })
+	t.form, t.forms = opts.AgentForm, make(map[string]AgentForm, len(opts.AgentForms))
+	if err := checkForm(opts.AgentForm); err != nil {
+		return nil, err
+	}
+	for authority, form := range opts.AgentForms {
+		if err := checkForm(form); err != nil {
+			return nil, fmt.Errorf("%w (AgentForms[%q])", err, authority)
+		}
+		t.forms[strings.ToLower(authority)] = form
+	}
 	if opts.Agent != "" {
 		if err := checkAgent(opts.Agent); err != nil {
 			return nil, err
 		}
-		switch opts.AgentForm {
-		case AgentDictionary:
-			t.agentField = t.label + "=" + sfString(opts.Agent)
-			t.agentID = componentID("signature-agent", strParam("key", t.label))
-			t.agentValue = sfString(opts.Agent)
-		case AgentString:
-			t.agentField = sfString(opts.Agent)
-			t.agentID = componentID("signature-agent")
-			t.agentValue = t.agentField
-		default:
-			return nil, fmt.Errorf("botauth: unknown AgentForm %d", opts.AgentForm)
+		value := sfString(opts.Agent)
+		t.agent = map[AgentForm]agentField{
+			AgentString:     {field: value, id: componentID("signature-agent"), value: value},
+			AgentDictionary: {field: t.label + "=" + value, id: componentID("signature-agent", strParam("key", t.label)), value: value},
 		}
 	}
 	return t, nil
+}
+
+// checkForm reports an AgentForm that is neither form.
+func checkForm(f AgentForm) error {
+	if f != AgentString && f != AgentDictionary {
+		return fmt.Errorf("botauth: unknown AgentForm %d", int(f))
+	}
+	return nil
 }
 
 // checkAgent reports whether agent can go in Signature-Agent: an absolute
@@ -266,8 +307,9 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 		{id: `"@authority"`, value: authority},
 		{id: `"@path"`, value: path},
 	}
-	if t.agentField != "" {
-		components = append(components, component{id: t.agentID, value: t.agentValue})
+	agent, hasAgent := t.agentFor(authority)
+	if hasAgent {
+		components = append(components, component{id: agent.id, value: agent.value})
 	}
 	s := sign(key.private, t.label, components, []param{
 		numParam("created", created),
@@ -281,14 +323,27 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 		// net/http sends a request without a header map; its clone has none.
 		out.Header = make(http.Header)
 	}
-	if t.agentField != "" {
-		out.Header.Set("Signature-Agent", t.agentField)
+	if hasAgent {
+		out.Header.Set("Signature-Agent", agent.field)
 	} else {
 		out.Header.Del("Signature-Agent")
 	}
 	out.Header.Set("Signature-Input", s.input)
 	out.Header.Set("Signature", s.signature)
 	return out, nil
+}
+
+// agentFor returns Signature-Agent as it is sent to authority: in the
+// form AgentForms names for it, or else AgentForm.
+func (t *Transport) agentFor(authority string) (agentField, bool) {
+	if t.agent == nil {
+		return agentField{}, false
+	}
+	form, ok := t.forms[authority]
+	if !ok {
+		form = t.form
+	}
+	return t.agent[form], true
 }
 
 // key returns the key to sign with for a signature valid from created to

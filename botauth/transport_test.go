@@ -171,6 +171,7 @@ func TestNewTransportRejectsBadOptions(t *testing.T) {
 		{"label not a key", botauth.Options{Keys: []botauth.Key{other}, Label: "Sig1"}},
 		{"negative lifetime", botauth.Options{Keys: []botauth.Key{other}, Lifetime: -time.Second}},
 		{"unknown form", botauth.Options{Keys: []botauth.Key{other}, Agent: testAgent, AgentForm: 7}},
+		{"unknown form for a site", botauth.Options{Keys: []botauth.Key{other}, Agent: testAgent, AgentForms: map[string]botauth.AgentForm{"site.example": -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
