@@ -75,6 +75,12 @@ type origin struct {
 	// line is the origin's line in the pacer's table, nil until the
 	// first request looks it up.
 	line atomic.Pointer[line]
+
+	// price is the last price in millionths the origin asked (a 402),
+	// 0 while it asked none: its requests then offer one up front.
+	// payFailures counts its pay-per-crawl InternalErrors in a row.
+	price       atomic.Int64
+	payFailures atomic.Int32
 }
 
 // current returns the origin's state, or nil before the first renewal.

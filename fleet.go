@@ -9,8 +9,8 @@ import (
 // Fleet is what a store shared by the processes of a crawler fleet
 // provides: records written by compare-and-swap, so that concurrent
 // writers merge instead of overwriting each other; a lease on fetching
-// each origin's robots.txt, so that the fleet fetches it once; and each
-// origin's pace (slots, Retry-After pauses, the members pacing it and
+// each origin's robots.txt, so that the fleet fetches it once; the
+// crawls' budgets for paid pages; and each origin's pace (slots, Retry-After pauses, the members pacing it and
 // the epoch of the store's state), so that the fleet sends no faster
 // than one crawler would. Give one as Options.Fleet, the only way a
 // Transport gets one; Options.Cache is for plain record stores. Every
@@ -41,6 +41,9 @@ type Fleet interface {
 	Unlease(ctx context.Context, origin OriginKey, token string) error
 
 	Pace
+	// Ledger keeps the crawls' budgets (see Payment): while it cannot
+	// answer, no paid request is sent.
+	Ledger
 }
 
 // Pace is an origin's pace, the one seam every paced request goes
@@ -77,6 +80,38 @@ type Pace interface {
 	// is next free. With a zero req.Interval it is the later of req.Now
 	// and the end of any pause.
 	NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error)
+}
+
+// Ledger keeps what crawls spend on the pages sites charge for (see
+// Payment): a Transport without a Fleet keeps one in memory, and a
+// fleet's members keep theirs in the Fleet, so that together they never
+// spend past a budget nor pay twice for a URL in a crawl. A crawl names
+// its budget and its currency ("crawl USD"); amounts are in millionths of
+// that currency; url is the request's URL as sent. Each method is one
+// atomic step of the store.
+type Ledger interface {
+	// Reserve sets amount aside from crawl's budget of limit for url,
+	// unless url is paid or being paid in crawl (Reservation.Paid), or
+	// what crawl spent and holds reserved plus amount would pass limit.
+	Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error)
+	// Settle ends url's reservation of reserved (0 for none) with
+	// charged spent: url stays paid in crawl.
+	Settle(ctx context.Context, crawl, url string, reserved, charged int64) error
+	// Release gives url's reservation of reserved back, unspent: url may
+	// be paid later.
+	Release(ctx context.Context, crawl, url string, reserved int64) error
+}
+
+// Reservation is a Ledger's answer to Reserve.
+type Reservation struct {
+	// Reserved reports whether the amount was set aside.
+	Reserved bool
+	// Paid reports that the URL was paid, or is being paid, in the
+	// crawl: nothing was set aside.
+	Paid bool
+	// Left is what the budget has left after the call: its limit less
+	// what was spent and what is reserved, never below 0.
+	Left int64
 }
 
 // OriginKey names one origin in a Fleet: its scheme, host and port
@@ -228,6 +263,24 @@ func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.
 
 func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) error {
 	err := c.Fleet.Pause(ctx, origin, until)
+	c.count(ctx, err)
+	return err
+}
+
+func (c countedFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
+	r, err := c.Fleet.Reserve(ctx, crawl, url, amount, limit)
+	c.count(ctx, err)
+	return r, err
+}
+
+func (c countedFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
+	err := c.Fleet.Settle(ctx, crawl, url, reserved, charged)
+	c.count(ctx, err)
+	return err
+}
+
+func (c countedFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
+	err := c.Fleet.Release(ctx, crawl, url, reserved)
 	c.count(ctx, err)
 	return err
 }

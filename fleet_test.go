@@ -46,6 +46,11 @@ func (f *failingFleet) Pause(context.Context, OriginKey, time.Time) error { retu
 func (f *failingFleet) NextSlot(context.Context, OriginKey, SlotRequest) (time.Time, error) {
 	return time.Time{}, f.fail()
 }
+func (f *failingFleet) Reserve(context.Context, string, string, int64, int64) (Reservation, error) {
+	return Reservation{}, f.fail()
+}
+func (f *failingFleet) Settle(context.Context, string, string, int64, int64) error { return f.fail() }
+func (f *failingFleet) Release(context.Context, string, string, int64) error       { return f.fail() }
 
 // expiredContext is a context whose deadline has passed while its Err is
 // still nil, as a connection's read deadline set from it can fire before
@@ -75,6 +80,9 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 		{"CancelSlot", func(ctx context.Context, f Fleet) error { return f.CancelSlot(ctx, "o", time.Time{}, time.Second) }},
 		{"Pause", func(ctx context.Context, f Fleet) error { return f.Pause(ctx, "o", time.Time{}) }},
 		{"NextSlot", func(ctx context.Context, f Fleet) error { _, err := f.NextSlot(ctx, "o", SlotRequest{}); return err }},
+		{"Reserve", func(ctx context.Context, f Fleet) error { _, err := f.Reserve(ctx, "c USD", "u", 1, 2); return err }},
+		{"Settle", func(ctx context.Context, f Fleet) error { return f.Settle(ctx, "c USD", "u", 1, 1) }},
+		{"Release", func(ctx context.Context, f Fleet) error { return f.Release(ctx, "c USD", "u", 1) }},
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()

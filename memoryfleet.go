@@ -16,6 +16,7 @@ import (
 // safe for concurrent use.
 type MemoryFleet struct {
 	*localPace
+	*memoryLedger
 
 	// mu protects records and leases.
 	mu      sync.Mutex
@@ -36,7 +37,8 @@ const memoryFleetSchedules = 1 << 16
 // NewMemoryFleet returns an empty MemoryFleet.
 func NewMemoryFleet() *MemoryFleet {
 	return &MemoryFleet{
-		localPace: newLocalPace(memoryFleetSchedules, time.Now),
+		localPace:    newLocalPace(memoryFleetSchedules, time.Now),
+		memoryLedger: newMemoryLedger(),
 		records:   make(map[RecordKey][]byte),
 		leases:    make(map[OriginKey]memoryLease),
 	}

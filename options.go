@@ -182,6 +182,14 @@ type Options struct {
 	// preferences are only reported (Transport.Preferences), never
 	// enforced.
 	Purposes []string
+
+	// Payment is what the crawler pays for pages a site charges for
+	// (HTTP 402 with a price, Cloudflare's pay per crawl): at most
+	// Payment.MaxPrice a request, at most Payment.Budget in all, each
+	// URL once in the crawl. If zero, nothing is paid: a 402 that asks a
+	// price fails the request with a *PaymentError saying what was
+	// asked. See Payment.
+	Payment Payment
 }
 
 // config is Options with every default applied and every value clamped:
@@ -190,9 +198,10 @@ type config struct {
 	userAgent string
 	tokens    []string
 	purposes  []string
-	// purposesErr is the error of an unknown purpose, which every
-	// request and check returns.
-	purposesErr error
+	// invalid is the error of an unknown purpose or of a Payment that
+	// cannot be kept, which every request and check returns.
+	invalid error
+	pay     Payment
 	now         func() time.Time
 	sleep       func(context.Context, time.Duration) error
 	logger      *slog.Logger
@@ -225,7 +234,14 @@ func newConfig(opts Options) config {
 		maxOrigins:     opts.MaxOrigins,
 		maxRobotsBytes: opts.MaxRobotsBytes,
 	}
-	c.purposes, c.purposesErr = normalPurposes(opts.Purposes)
+	c.purposes, c.invalid = normalPurposes(opts.Purposes)
+	if err := opts.Payment.check(); err != nil && c.invalid == nil {
+		c.invalid = err
+	}
+	c.pay = opts.Payment
+	if c.pay.Crawl == "" {
+		c.pay.Crawl = DefaultCrawl
+	}
 	c.minFreshness = min(positiveOr(opts.MinFreshness, DefaultMinFreshness), c.freshness)
 	c.maxBackoff = min(positiveOr(opts.MaxBackoff, DefaultMaxBackoff), c.freshness)
 	c.minBackoff = min(c.minBackoff, c.maxBackoff)
@@ -251,8 +267,8 @@ func newConfig(opts Options) config {
 	} else {
 		c.logger = slog.New(safeHandler{c.logger.Handler()})
 	}
-	if c.purposesErr != nil {
-		c.logger.Error("robots: every request fails until Options.Purposes is corrected", "error", c.purposesErr)
+	if c.invalid != nil {
+		c.logger.Error("robots: every request fails until Options are corrected", "error", c.invalid)
 	}
 	return c
 }

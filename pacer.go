@@ -401,15 +401,20 @@ func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
 	if d <= 0 {
 		return
 	}
-	until := now.Add(d)
-	p.stats.paused(resp.StatusCode)
+	p.pauseUntil(ctx, l, now.Add(d), resp.StatusCode)
+}
+
+// pauseUntil stops requests to l's origin until until, in l and in the
+// store, for a response with status.
+func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status int) {
+	p.stats.paused(status)
 	l.pauseUntil(until)
 	if p.fleet != nil {
 		if err := p.fleet.Pause(context.WithoutCancel(ctx), l.key, until); err != nil {
 			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", l.key, "error", err)
 		}
 	}
-	p.logger.Info("robots: origin paused", "origin", l.key, "status", resp.StatusCode, "until", until)
+	p.logger.Info("robots: origin paused", "origin", l.key, "status", status, "until", until)
 }
 
 // nextFree returns l's next free slot, reserving nothing: the later of

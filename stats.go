@@ -97,6 +97,14 @@ type Stats struct {
 	// robots.txt that is unreachable now (their requests refused, or on
 	// the last good copy after Options.FallbackAfter).
 	OriginsPaused, OriginsUnreachable int
+	// Charged counts the responses that said what they charged
+	// (crawler-charged), Spent sums it, in Payment.MaxPrice's currency,
+	// and PriceRefused counts the requests not paid for (a
+	// *PaymentError): over the limit or the budget, paid already, or
+	// answered with a pay-per-crawl error. See Payment.
+	Charged      int64
+	Spent        Price
+	PriceRefused int64
 }
 
 // statusClasses are the keys of Stats.FetchStatus; responseClasses those
@@ -126,6 +134,8 @@ type counters struct {
 	responses                        [len(responseClasses)]atomic.Int64
 	pauses                           [len(pauseStatuses)]atomic.Int64
 	slotErrors                       atomic.Int64
+	charged, spent, priceRefused     atomic.Int64 // spent in millionths
+	currency                         string       // Payment.MaxPrice's
 
 	// hooks are told of each wait and fetch: copied on write, so that
 	// telling them takes no lock.
@@ -269,6 +279,9 @@ func (c *counters) snapshot(origins, paused, unreachable int) Stats {
 		Responses:      make(map[string]int64, len(responseClasses)),
 		Pauses:         make(map[int]int64, len(pauseStatuses)),
 		SlotErrors:     c.slotErrors.Load(),
+		Charged:        c.charged.Load(),
+		Spent:          Price{Currency: c.currency, Micros: c.spent.Load()},
+		PriceRefused:   c.priceRefused.Load(),
 
 		OriginsPaused:      paused,
 		OriginsUnreachable: unreachable,

@@ -18,6 +18,8 @@ import (
 // with hooks for a test to play another process. Records are kept under
 // their plain keys (recordKeyOf), so that Get and Set reach them too.
 type fleetStore struct {
+	*memoryLedger
+
 	// The hooks are set before the store is first used and called
 	// without mu held, so that they may use the store.
 	onGet   func(key string)
@@ -35,7 +37,7 @@ type fleetStore struct {
 }
 
 func newFleetStore() *fleetStore {
-	return &fleetStore{data: map[string][]byte{}, leases: map[OriginKey]string{}, last: map[OriginKey]time.Time{}, paused: map[OriginKey]time.Time{}}
+	return &fleetStore{memoryLedger: newMemoryLedger(), data: map[string][]byte{}, leases: map[OriginKey]string{}, last: map[OriginKey]time.Time{}, paused: map[OriginKey]time.Time{}}
 }
 
 // recordKeyOf is the plain key of origin's record.

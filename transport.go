@@ -27,6 +27,7 @@ type Transport struct {
 	origins robotsCache
 	decider decider
 	pacer   pacer
+	payer   payer
 	stats   counters
 }
 
@@ -61,6 +62,12 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats)
+	var ledger Ledger = newMemoryLedger()
+	if fleet != nil {
+		ledger = fleet
+	}
+	t.stats.currency = c.pay.MaxPrice.Currency
+	t.payer.init(c.pay, ledger, &t.pacer, &t.stats, c.logger)
 }
 
 // RoundTrip sends req on the base RoundTripper if the robots.txt of its
@@ -85,16 +92,37 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The request as it goes out, prepared before it waits so that the
 	// wait is the last thing before sending.
 	out := outbound(ctx, req, t.cfg.userAgent)
-	o, tk, host, err := t.admit(ctx, req)
+	// A site that charges is answered once: the request goes through
+	// again with the price, decided and paced like any.
+	var paid offer
+	for {
+		resp, next, err := t.roundTrip(ctx, req, out, paid)
+		if err != nil || next.header == "" {
+			return resp, err
+		}
+		drain(resp)
+		paid = next
+	}
+}
+
+// roundTrip sends out, req as it goes out, once: admitted, with the price
+// paid offers, if any. It returns the response, or the offer to send req
+// with once more when the site asked a price it pays.
+func (t *Transport) roundTrip(ctx context.Context, req, out *http.Request, paid offer) (*http.Response, offer, error) {
+	o, tk, host, err := t.admit(ctx, req, &paid)
+	if err == nil && o != nil {
+		out, err = withOffer(ctx, req, out, paid)
+	}
 	if err != nil {
 		if _, ok := errors.AsType[*SlotError](err); ok {
 			t.stats.slotErrors.Add(1)
 		}
+		t.payer.release(ctx, paid)
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, err
+		return nil, offer{}, err
 	}
 	// Without an origin the scheme is not http or https: robots.txt does
 	// not govern the request, but the base is held to its contract all
@@ -109,22 +137,31 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The slot counts from here: nothing comes between it and the send.
 	if err := t.pacer.handOn(ctx, tk); err != nil {
+		t.payer.release(ctx, paid)
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, err
+		return nil, offer{}, err
 	}
 	if o == nil {
-		return send(t.base, out)
+		resp, err := send(t.base, out)
+		return resp, offer{}, err
 	}
 	t.stats.sent.Add(1)
 	resp, err := send(t.base, out)
 	t.stats.responded(resp, err)
 	if err != nil {
-		return nil, err
+		// A paid request without an answer keeps its reservation: the
+		// site may have charged it.
+		return nil, offer{}, err
 	}
-	t.pacer.pause(ctx, t.pacer.lineOf(o.key, &o.line), resp)
-	return resp, nil
+	l := t.pacer.lineOf(o.key, &o.line)
+	t.pacer.pause(ctx, l, resp)
+	next, err := t.payer.answer(ctx, o, l, req, resp, paid)
+	if err != nil {
+		return nil, offer{}, err
+	}
+	return resp, next, nil
 }
 
 // admit takes req through everything that comes before sending it: its
@@ -134,12 +171,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // untouched; or the error to return unsent, the caller then closing
 // req's body. host is the Host header to send req with, "" for its own
 // (see originID.hostFor).
-func (t *Transport) admit(ctx context.Context, req *http.Request) (o *origin, tk *ticket, host string, err error) {
+//
+// For an origin that asked a price before, admit reserves the price a
+// request offers up front, into *paid, unless it holds one already, and
+// refuses the request unsent when it cannot be paid.
+func (t *Transport) admit(ctx context.Context, req *http.Request, paid *offer) (o *origin, tk *ticket, host string, err error) {
 	if req.URL == nil {
 		return nil, nil, "", errors.New("robots: request has no URL")
 	}
-	if t.cfg.purposesErr != nil {
-		return nil, nil, "", t.cfg.purposesErr
+	if t.cfg.invalid != nil {
+		return nil, nil, "", t.cfg.invalid
 	}
 	if !isHTTP(req.URL.Scheme) {
 		return nil, nil, "", nil
@@ -182,6 +223,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (o *origin, tk
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if paid.header == "" && !tg.robotsTxt {
+		if *paid, err = t.payer.upFront(ctx, o, tg.url); err != nil {
+			return nil, nil, "", err
+		}
+	}
 	tk, err = t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
 	if err != nil {
 		return nil, nil, "", err
@@ -201,8 +247,8 @@ func (t *Transport) admit(ctx context.Context, req *http.Request) (o *origin, tk
 // ErrUnknownPurpose.
 func (t *Transport) Check(ctx context.Context, rawURL string) error {
 	t.init()
-	if t.cfg.purposesErr != nil {
-		return t.cfg.purposesErr
+	if t.cfg.invalid != nil {
+		return t.cfg.invalid
 	}
 	tg, err := urlTarget(rawURL)
 	if err != nil || tg.robotsTxt {
@@ -237,8 +283,8 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // Options.Purposes one matching ErrUnknownPurpose.
 func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
 	t.init()
-	if t.cfg.purposesErr != nil {
-		return time.Time{}, t.cfg.purposesErr
+	if t.cfg.invalid != nil {
+		return time.Time{}, t.cfg.invalid
 	}
 	tg, err := urlTarget(rawURL)
 	if err != nil {
@@ -293,8 +339,8 @@ func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, erro
 // policy.Agent.Preferences).
 func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Preferences, error) {
 	t.init()
-	if t.cfg.purposesErr != nil {
-		return policy.Preferences{}, t.cfg.purposesErr
+	if t.cfg.invalid != nil {
+		return policy.Preferences{}, t.cfg.invalid
 	}
 	tg, err := urlTarget(rawURL)
 	if err != nil {
@@ -313,8 +359,8 @@ func (t *Transport) Preferences(ctx context.Context, rawURL string) (policy.Pref
 // already. resp must carry its Request.
 func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response) (policy.Preferences, error) {
 	t.init()
-	if t.cfg.purposesErr != nil {
-		return policy.Preferences{}, t.cfg.purposesErr
+	if t.cfg.invalid != nil {
+		return policy.Preferences{}, t.cfg.invalid
 	}
 	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
 		return policy.Preferences{}, errors.New("robots: response has no request URL")

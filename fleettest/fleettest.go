@@ -2,7 +2,7 @@
 // contract, as testing/fstest checks an fs.FS: a store's own tests call
 // Run in one line, from any module.
 //
-// The suite covers the three parts of a Fleet, each case a subtest named
+// The suite covers the four parts of a Fleet, each case a subtest named
 // by the rule it checks: the records (Load and the compare-and-swap of
 // Swap, the variant keys, values byte for byte), the fetch lease (taken
 // once, refused to others while held, taken again by its holder for a
@@ -10,7 +10,9 @@
 // the pace (arrival order and spacing, the
 // earliest and the latest slot a request can use, giving a slot back,
 // pauses, members on fast and slow origins, a member's last slot that a
-// store restarted empty must not lose, and the epoch).
+// store restarted empty must not lose, and the epoch) and the ledger
+// (reservations within a limit, a URL paid once in a crawl, settling,
+// releasing, and concurrent reservations that never pass the limit).
 //
 // Times are the callers' (robots.SlotRequest.Now), so the pace cases run
 // on a timeline of their own and never sleep; only the lease's ttl is
@@ -49,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) robots.Fleet) {
 		{"records", recordCases},
 		{"lease", leaseCases},
 		{"pace", paceCases},
+		{"ledger", ledgerCases},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.cases {

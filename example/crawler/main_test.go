@@ -417,7 +417,7 @@ func TestSigning(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("site saw %d requests, want robots.txt, / and the hop to /home: %+v", len(got), got)
 	}
-	input := regexp.MustCompile(`^sig1=(\("@method" "@authority" "@path" "signature-agent";key="sig1"\);created=(\d+);expires=\d+;keyid="[^"]+";nonce="([^"]+)";tag="web-bot-auth")$`)
+	input := regexp.MustCompile(`^sig1=(\("@method" "@authority" "@path" "signature-agent"\);created=(\d+);expires=\d+;keyid="[^"]+";nonce="([^"]+)";tag="web-bot-auth")$`)
 	nonces := map[string]bool{}
 	for _, r := range got {
 		m := input.FindStringSubmatch(r.input)
@@ -427,13 +427,13 @@ func TestSigning(t *testing.T) {
 		if created, _ := strconv.ParseInt(m[2], 10, 64); created < newClock().Now().Unix() || created > clk.Now().Unix() {
 			t.Errorf("%s: created %d, not on the injected clock (%d at the end)", r.path, created, clk.Now().Unix())
 		}
-		base := fmt.Sprintf("\"@method\": %s\n\"@authority\": %s\n\"@path\": %s\n\"signature-agent\";key=\"sig1\": %q\n\"@signature-params\": %s",
+		base := fmt.Sprintf("\"@method\": %s\n\"@authority\": %s\n\"@path\": %s\n\"signature-agent\": %q\n\"@signature-params\": %s",
 			r.method, r.host, r.path, agentURL, m[1])
 		sig, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(r.signature, "sig1=:"), ":"))
 		if err != nil || !ed25519.Verify(priv.Public().(ed25519.PublicKey), []byte(base), sig) {
 			t.Errorf("%s: signature %q does not verify over\n%s", r.path, r.signature, base)
 		}
-		if r.agent != `sig1="`+agentURL+`"` {
+		if r.agent != `"`+agentURL+`"` {
 			t.Errorf("%s: Signature-Agent %q", r.path, r.agent)
 		}
 		if nonces[m[3]] {

@@ -1,0 +1,397 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultCrawl is the crawl a Payment without a Crawl counts under.
+const DefaultCrawl = "crawl"
+
+// ErrPaymentRequired is what every request refused for its price matches
+// with errors.Is: see PaymentError.
+var ErrPaymentRequired = errors.New("robots: payment required")
+
+// Payment is what a crawler pays for pages a site charges for, under
+// Cloudflare's pay per crawl: a 402 Payment Required response whose
+// crawler-price header names the price. A price within MaxPrice and what
+// is left of Budget is paid: the request is sent once more, paced like
+// any request, with crawler-exact-price (which a botauth signer covers),
+// and the crawler-charged answer is counted as spent. After an origin has
+// asked a price once, its requests offer crawler-max-price up front, so
+// that a page costs one request. A URL is paid at most once in a crawl.
+//
+// The budget is kept in the Ledger of Options.Fleet when there is one,
+// so that every member of the fleet spends from one budget; otherwise in
+// the Transport's memory. While the fleet's store cannot answer, no paid
+// request is sent. The always-free paths (/robots.txt, /sitemap.xml,
+// /security.txt, /.well-known/security.txt, /crawlers.json) are never
+// offered a price, nor is a robots.txt fetch.
+type Payment struct {
+	// MaxPrice is the most paid for one request. If zero, nothing is
+	// paid.
+	MaxPrice Price
+	// Budget is the most paid in all in the crawl, by this transport or,
+	// with a Fleet, by every member that names the same Crawl. It is
+	// required with a MaxPrice, in its currency.
+	Budget Price
+	// Crawl names the crawl: the budget it spends from and within which
+	// a URL is paid once. A new Crawl starts a new budget. If empty,
+	// DefaultCrawl.
+	Crawl string
+}
+
+// check reports a Payment that cannot be kept.
+func (p Payment) check() error {
+	switch {
+	case p.MaxPrice.IsZero() && p.Budget.IsZero():
+		return nil
+	case p.MaxPrice.Micros <= 0 || !validCurrency(p.MaxPrice.Currency):
+		return fmt.Errorf("robots: Options.Payment.MaxPrice %v is not a positive price in an ISO 4217 currency", p.MaxPrice)
+	case p.Budget.Currency != p.MaxPrice.Currency || p.Budget.Micros <= 0:
+		return fmt.Errorf("robots: Options.Payment.Budget %v is not a positive amount in MaxPrice's currency (%s)", p.Budget, p.MaxPrice.Currency)
+	case len(p.Crawl) > 200 || strings.ContainsFunc(p.Crawl, func(r rune) bool { return r < 0x21 || r > 0x7e }):
+		return fmt.Errorf("robots: Options.Payment.Crawl %q is not up to 200 printable characters without spaces", p.Crawl)
+	}
+	return nil
+}
+
+// validCurrency reports whether c is three upper-case ASCII letters.
+func validCurrency(c string) bool {
+	return len(c) == 3 && strings.Trim(c, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+}
+
+// PaymentError explains why a request that a site charges for was not
+// paid: its price is past the limit or the budget, its URL was paid
+// already in the crawl, the site answered with a pay-per-crawl error, or
+// the budget could not be kept. It matches ErrPaymentRequired. Through an
+// http.Client it arrives wrapped in a *url.Error, which errors.As sees
+// through.
+type PaymentError struct {
+	// URL is the request's URL, with any password redacted.
+	URL string
+	// Price is the price the site asked, zero when the request was
+	// refused before the site named one.
+	Price Price
+	// MaxPrice is the most the transport pays for a request
+	// (Payment.MaxPrice).
+	MaxPrice Price
+	// Left is what was left of the budget when the request was refused.
+	Left Price
+	// Code is the site's crawler-error code (CrawlerForbidden,
+	// InternalError, ...), empty when it sent none.
+	Code string
+	// Reason says why the transport did not pay, in words.
+	Reason string
+	// RetryAt is, after an InternalError, when the origin's requests go
+	// out again: the transport pauses it, backing off.
+	RetryAt time.Time
+	// Err is the budget store's error, when it could not answer.
+	Err error
+}
+
+// Error says what was asked and why it was not paid.
+func (e *PaymentError) Error() string {
+	var b strings.Builder
+	b.WriteString("robots: not paid: ")
+	b.WriteString(e.Reason)
+	if !e.Price.IsZero() {
+		b.WriteString(" (asked ")
+		b.WriteString(e.Price.String())
+		if !e.MaxPrice.IsZero() {
+			b.WriteString(", limit ")
+			b.WriteString(e.MaxPrice.String())
+		}
+		if !e.Left.IsZero() {
+			b.WriteString(", budget left ")
+			b.WriteString(e.Left.String())
+		}
+		b.WriteString(")")
+	}
+	if e.Code != "" {
+		b.WriteString("; crawler-error ")
+		b.WriteString(e.Code)
+	}
+	if !e.RetryAt.IsZero() {
+		b.WriteString("; retry after ")
+		b.WriteString(e.RetryAt.UTC().Format(time.RFC3339))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrPaymentRequired.
+func (e *PaymentError) Is(target error) bool { return target == ErrPaymentRequired }
+
+// Unwrap returns the store's error, if any.
+func (e *PaymentError) Unwrap() error { return e.Err }
+
+// Why a request was not paid, as PaymentError.Reason says it.
+const (
+	reasonNoPayment   = "the transport pays nothing (Options.Payment is zero)"
+	reasonOverLimit   = "the price is over the limit"
+	reasonCurrency    = "the price is in another currency than the limit"
+	reasonBudget      = "the price is past what is left of the budget"
+	reasonPaid        = "the URL was paid, or is being paid, in this crawl"
+	reasonFree        = "the path is always free and is never offered a price"
+	reasonStore       = "the budget store cannot answer, and no paid request is sent without it"
+	reasonRefused     = "the site did not take the price offered"
+	reasonBody        = "the request's body cannot be sent again"
+	reasonSiteError   = "the site answered with a pay-per-crawl error"
+	reasonSiteBackoff = "the site failed; its requests back off"
+)
+
+// Pay-per-crawl headers (Cloudflare's pay per crawl).
+const (
+	headerPrice      = "Crawler-Price"
+	headerExactPrice = "Crawler-Exact-Price"
+	headerMaxPrice   = "Crawler-Max-Price"
+	headerCharged    = "Crawler-Charged"
+	headerError      = "Crawler-Error"
+)
+
+// crawlerErrors are the crawler-error codes Cloudflare documents, each
+// with whether a later request may fare otherwise (only a server error
+// does: the origin then backs off). A 402's codes (MissingCrawlerPrice,
+// InvalidCrawlerExactPrice, InvalidCrawlerMaxPrice) come with the price
+// and are answered as a 402. An unknown code is final.
+var crawlerErrors = map[string]bool{
+	"CrawlerForbidden":         false,
+	"StrongAuthRequired":       false,
+	"InvalidSignature":         false,
+	"InvalidCrawlerPriceValue": false,
+	"MissingCrawlerPrice":      false,
+	"PaymentFailed":            false,
+	"InvalidCrawlerExactPrice": false,
+	"InvalidCrawlerMaxPrice":   false,
+	"ConflictingPriceHeaders":  false,
+	"InvalidContentPrice":      false,
+	"InternalError":            true,
+}
+
+// freePaths are the paths pay per crawl never charges for: they are
+// never offered a price.
+var freePaths = map[string]bool{
+	"/robots.txt":               true,
+	"/sitemap.xml":              true,
+	"/security.txt":             true,
+	"/.well-known/security.txt": true,
+	"/crawlers.json":            true,
+}
+
+// Backing off an origin that answered InternalError: the first pause,
+// doubled for each in a row, up to Options.MaxBackoff.
+const payBackoffMin = time.Second
+
+// payer pays for the requests sites charge for, within a Payment, and
+// keeps the budget in a Ledger. It is safe for concurrent use.
+type payer struct {
+	pay    Payment
+	crawl  string // the ledger's name of the crawl: Crawl and the currency
+	ledger Ledger
+	pacer  *pacer
+	stats  *counters
+	logger *slog.Logger
+}
+
+// offer is the price a request goes out with, and what the ledger holds
+// for it; the zero offer is none.
+type offer struct {
+	header   string // headerExactPrice or headerMaxPrice
+	price    Price
+	reserved int64 // micros reserved for url
+	url      string
+}
+
+func (p *payer) init(pay Payment, ledger Ledger, pc *pacer, stats *counters, logger *slog.Logger) {
+	p.pay, p.ledger, p.pacer, p.stats, p.logger = pay, ledger, pc, stats, logger
+	p.crawl = pay.Crawl + " " + pay.MaxPrice.Currency
+}
+
+// enabled reports whether anything may be paid.
+func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
+
+// upFront returns the offer a request to o's u goes out with: none unless
+// the origin asked a price before, else crawler-max-price for what the
+// budget lets the request pay, reserved. It refuses the request when the
+// URL was paid in the crawl, when the budget cannot pay the origin's last
+// price, or when the store cannot answer.
+func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, error) {
+	known := o.price.Load()
+	if !p.enabled() || known == 0 || freePaths[u.EscapedPath()] {
+		return offer{}, nil
+	}
+	key := u.String()
+	amount := p.pay.MaxPrice.Micros
+	for try := 0; ; try++ {
+		r, err := p.ledger.Reserve(ctx, p.crawl, key, amount, p.pay.Budget.Micros)
+		switch {
+		case err != nil:
+			return offer{}, p.refuse(u, Price{}, reasonStore, "", err, 0)
+		case r.Paid:
+			return offer{}, p.refuse(u, Price{}, reasonPaid, "", nil, r.Left)
+		case r.Reserved:
+			return offer{header: headerMaxPrice, price: Price{p.pay.MaxPrice.Currency, amount}, reserved: amount, url: key}, nil
+		case try > 0 || r.Left < known:
+			return offer{}, p.refuse(u, Price{}, reasonBudget, "", nil, r.Left)
+		}
+		// Less is left than the limit, but enough for the price the
+		// origin asked last: offer what is left.
+		amount = r.Left
+	}
+}
+
+// answer reads the response to a request sent with sent (or none): it
+// settles a charge, gives back a reservation the response did not use,
+// and for a 402 that names a price within the limit and the budget
+// returns the offer to send the request once more with. A 402 it does not
+// pay, and a pay-per-crawl error, end in a *PaymentError, resp's body
+// then closed. Anything else leaves resp to the caller.
+func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Request, resp *http.Response, sent offer) (offer, error) {
+	code := resp.Header.Get(headerError)
+	if charged, ok := resp.Header[headerCharged]; ok && resp.StatusCode < 400 {
+		p.settle(context.WithoutCancel(ctx), req.URL, sent, charged[0])
+		o.payFailures.Store(0)
+		return offer{}, nil
+	}
+	// An error response, or an answer without a charge, is never
+	// counted as spent.
+	p.release(ctx, sent)
+	asked := resp.Header.Get(headerPrice)
+	if resp.StatusCode != http.StatusPaymentRequired && code == "" || resp.StatusCode == http.StatusPaymentRequired && asked == "" && code == "" {
+		return offer{}, nil
+	}
+	drain(resp)
+	if resp.StatusCode != http.StatusPaymentRequired {
+		if retry, known := crawlerErrors[code]; known && retry {
+			return offer{}, p.backOff(ctx, o, l, req.URL, code)
+		}
+		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError, code, nil, -1)
+	}
+	price, err := ParsePrice(asked)
+	if err != nil {
+		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError+": "+err.Error(), code, nil, -1)
+	}
+	o.price.Store(max(price.Micros, 1))
+	switch {
+	case sent.header != "":
+		return offer{}, p.refuse(req.URL, price, reasonRefused, code, nil, -1)
+	case !p.enabled():
+		return offer{}, p.refuse(req.URL, price, reasonNoPayment, code, nil, -1)
+	case freePaths[req.URL.EscapedPath()]:
+		return offer{}, p.refuse(req.URL, price, reasonFree, code, nil, -1)
+	case price.Currency != p.pay.MaxPrice.Currency:
+		return offer{}, p.refuse(req.URL, price, reasonCurrency, code, nil, -1)
+	case price.Micros > p.pay.MaxPrice.Micros:
+		return offer{}, p.refuse(req.URL, price, reasonOverLimit, code, nil, -1)
+	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
+		return offer{}, p.refuse(req.URL, price, reasonBody, code, nil, -1)
+	}
+	key := req.URL.String()
+	r, err := p.ledger.Reserve(context.WithoutCancel(ctx), p.crawl, key, price.Micros, p.pay.Budget.Micros)
+	switch {
+	case err != nil:
+		return offer{}, p.refuse(req.URL, price, reasonStore, code, err, -1)
+	case r.Paid:
+		return offer{}, p.refuse(req.URL, price, reasonPaid, code, nil, r.Left)
+	case !r.Reserved:
+		return offer{}, p.refuse(req.URL, price, reasonBudget, code, nil, r.Left)
+	}
+	return offer{header: headerExactPrice, price: price, reserved: price.Micros, url: key}, nil
+}
+
+// release gives back what the ledger holds for an offer not sent.
+func (p *payer) release(ctx context.Context, of offer) {
+	if of.reserved == 0 {
+		return
+	}
+	if err := p.ledger.Release(context.WithoutCancel(ctx), p.crawl, of.url, of.reserved); err != nil {
+		p.logger.Warn("robots: budget store cannot give a reservation back; it stays counted", "url", of.url, "error", err)
+	}
+}
+
+// settle counts a crawler-charged answer to a request sent with sent.
+func (p *payer) settle(ctx context.Context, u *url.URL, sent offer, charged string) {
+	price, err := ParsePrice(charged)
+	if err != nil || price.Currency != p.pay.MaxPrice.Currency && p.enabled() {
+		p.logger.Warn("robots: unreadable crawler-charged kept as the amount offered", "url", u.Redacted(), "charged", charged)
+		price = sent.price
+	}
+	if sent.reserved > 0 && price.Micros > sent.reserved {
+		p.logger.Warn("robots: the site charged more than was offered", "url", u.Redacted(), "charged", price, "offered", sent.price)
+	}
+	p.stats.charged.Add(1)
+	p.stats.spent.Add(price.Micros)
+	key := sent.url
+	if key == "" {
+		key = u.String()
+	}
+	if err := p.ledger.Settle(ctx, p.crawl, key, sent.reserved, price.Micros); err != nil {
+		p.logger.Warn("robots: budget store cannot settle a charge; its reservation stays counted", "url", u.Redacted(), "error", err)
+	}
+}
+
+// backOff pauses o after a pay-per-crawl InternalError, doubling the
+// pause for each in a row, at least any Retry-After, at most
+// Options.MaxBackoff, and returns the error saying when it ends.
+func (p *payer) backOff(ctx context.Context, o *origin, l *line, u *url.URL, code string) error {
+	n := min(o.payFailures.Add(1), 30)
+	d := min(payBackoffMin<<(n-1), p.pacer.maxPause)
+	until := p.pacer.now().Add(d)
+	p.pacer.pauseUntil(ctx, l, until, http.StatusInternalServerError)
+	e := p.refuse(u, Price{}, reasonSiteBackoff, code, nil, -1).(*PaymentError)
+	e.RetryAt = until
+	return e
+}
+
+// refuse counts and returns the *PaymentError of a request to u not paid
+// for reason; left is the budget left, -1 when not known.
+func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, left int64) error {
+	p.stats.priceRefused.Add(1)
+	e := &PaymentError{URL: u.Redacted(), Price: price, MaxPrice: p.pay.MaxPrice, Code: code, Reason: reason, Err: err}
+	if left >= 0 {
+		e.Left = Price{p.pay.MaxPrice.Currency, left}
+	}
+	p.logger.Info("robots: request not paid", "url", e.URL, "reason", reason, "price", price, "code", code)
+	return e
+}
+
+// withOffer returns out carrying of's price header, a clone when it
+// needs one; out itself for no offer.
+func withOffer(ctx context.Context, req, out *http.Request, of offer) (*http.Request, error) {
+	if of.header == "" {
+		return out, nil
+	}
+	c := out.Clone(ctx)
+	if c.Header == nil {
+		c.Header = make(http.Header)
+	}
+	c.Header.Del(headerExactPrice)
+	c.Header.Del(headerMaxPrice)
+	c.Header.Set(of.header, of.price.String())
+	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, fmt.Errorf("robots: request body for the paid request: %w", err)
+		}
+		c.Body = body
+	}
+	return c, nil
+}
+
+// drain reads a little of resp's body, so that its connection may be
+// reused, and closes it.
+func drain(resp *http.Response) {
+	io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
+}

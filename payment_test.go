@@ -1,0 +1,440 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// payPerCrawl is a site that speaks Cloudflare's pay per crawl: each
+// path of prices costs its price, and is answered 402 with crawler-price
+// unless the request offers it (crawler-exact-price equal to it, or
+// crawler-max-price at least it), then 200 with crawler-charged. The
+// always-free paths and robots.txt are free. codes answers a path with a
+// crawler-error instead. It records every request.
+type payPerCrawl struct {
+	prices map[string]string
+	codes  map[string]struct {
+		status int
+		code   string
+	}
+
+	mu      sync.Mutex
+	seen    []seenRequest
+	charged map[string]int // charges per path
+}
+
+// seenRequest is a request as the site saw it: path and price headers.
+type seenRequest struct {
+	path, exact, maxPrice string
+}
+
+func newPayPerCrawl(prices map[string]string) *payPerCrawl {
+	return &payPerCrawl{prices: prices, charged: map[string]int{}, codes: map[string]struct {
+		status int
+		code   string
+	}{}}
+}
+
+func (s *payPerCrawl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	exact, maxPrice := r.Header.Get("Crawler-Exact-Price"), r.Header.Get("Crawler-Max-Price")
+	s.mu.Lock()
+	s.seen = append(s.seen, seenRequest{r.URL.Path, exact, maxPrice})
+	s.mu.Unlock()
+	if r.URL.Path == "/robots.txt" {
+		io.WriteString(w, allowAll)
+		return
+	}
+	if c, ok := s.codes[r.URL.Path]; ok {
+		w.Header().Set("Crawler-Error", c.code)
+		w.WriteHeader(c.status)
+		return
+	}
+	price, ok := s.prices[r.URL.Path]
+	if !ok && !freePaths[r.URL.Path] {
+		io.WriteString(w, "free")
+		return
+	}
+	if freePaths[r.URL.Path] {
+		// A misconfigured site asking a price for a free path: the
+		// crawler must not offer one.
+		price = "USD 0.01"
+	}
+	want := MustParsePrice(price)
+	switch {
+	case exact != "" && exact == price, maxPrice != "" && MustParsePrice(maxPrice).Micros >= want.Micros:
+		s.mu.Lock()
+		s.charged[r.URL.Path]++
+		s.mu.Unlock()
+		w.Header().Set("Crawler-Charged", price)
+		io.WriteString(w, "paid page")
+	case exact != "":
+		w.Header().Set("Crawler-Error", "InvalidCrawlerExactPrice")
+		fallthrough
+	default:
+		w.Header().Set("Crawler-Price", price)
+		w.WriteHeader(http.StatusPaymentRequired)
+	}
+}
+
+// requests returns the requests the site saw for path.
+func (s *payPerCrawl) requests(path string) []seenRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []seenRequest
+	for _, r := range s.seen {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func payingTransport(t *testing.T, site http.Handler, pay Payment) (*Transport, string) {
+	t.Helper()
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	return NewTransport(srv.Client().Transport, Options{UserAgent: "PayBot/1.0", MinDelay: -1, Payment: pay}), srv.URL
+}
+
+func fetchBody(t *testing.T, tr http.RoundTripper, u string) (string, error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b), nil
+}
+
+var testPayment = Payment{MaxPrice: MustParsePrice("USD 0.05"), Budget: MustParsePrice("USD 1")}
+
+func TestPaymentPaysAPriceWithinTheLimitOnce(t *testing.T) {
+	site := newPayPerCrawl(map[string]string{"/a": "USD 0.01", "/b": "USD 0.02"})
+	tr, base := payingTransport(t, site, testPayment)
+
+	if body, err := fetchBody(t, tr, base+"/a"); err != nil || body != "paid page" {
+		t.Fatalf("GET /a = %q, %v; want the paid page", body, err)
+	}
+	if got := site.requests("/a"); len(got) != 2 || got[0] != (seenRequest{path: "/a"}) || got[1] != (seenRequest{path: "/a", exact: "USD 0.01"}) {
+		t.Errorf("the site saw %+v; want one request without a price, then one with crawler-exact-price: USD 0.01", got)
+	}
+	// The origin is known to charge now: the next page offers the limit
+	// up front and costs one request.
+	if body, err := fetchBody(t, tr, base+"/b"); err != nil || body != "paid page" {
+		t.Fatalf("GET /b = %q, %v; want the paid page", body, err)
+	}
+	if got := site.requests("/b"); len(got) != 1 || got[0].maxPrice != "USD 0.05" {
+		t.Errorf("the site saw %+v; want one request offering crawler-max-price: USD 0.05", got)
+	}
+	st := tr.Stats()
+	if st.Charged != 2 || st.Spent != MustParsePrice("USD 0.03") || st.PriceRefused != 0 {
+		t.Errorf("Stats: Charged %d, Spent %v, PriceRefused %d; want 2, USD 0.03, 0", st.Charged, st.Spent, st.PriceRefused)
+	}
+	// A URL is paid once in a crawl: asked again, it is refused unsent.
+	n := len(site.requests("/a"))
+	_, err := fetchBody(t, tr, base+"/a")
+	var pe *PaymentError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrPaymentRequired) || pe.Reason != reasonPaid {
+		t.Errorf("GET /a again: %v; want a *PaymentError saying it was paid", err)
+	}
+	if len(site.requests("/a")) != n {
+		t.Error("a URL paid in the crawl went out again")
+	}
+}
+
+func TestPaymentRefusesUnsentWhatItCannotPay(t *testing.T) {
+	site := newPayPerCrawl(map[string]string{"/dear": "USD 0.10", "/yen": "JPY 1", "/p1": "USD 0.04", "/p2": "USD 0.04", "/p3": "USD 0.04"})
+	tests := []struct {
+		name, path string
+		pay        Payment
+		reason     string
+		price      string
+	}{
+		{"over the limit", "/dear", testPayment, reasonOverLimit, "USD 0.10"},
+		{"another currency", "/yen", testPayment, reasonCurrency, "JPY 1.00"},
+		{"no payment configured", "/p1", Payment{}, reasonNoPayment, "USD 0.04"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, base := payingTransport(t, site, tt.pay)
+			before := len(site.requests(tt.path))
+			_, err := fetchBody(t, tr, base+tt.path)
+			var pe *PaymentError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrPaymentRequired) {
+				t.Fatalf("GET %s: %v; want a *PaymentError", tt.path, err)
+			}
+			if pe.Reason != tt.reason || pe.Price.String() != tt.price || pe.URL != base+tt.path {
+				t.Errorf("PaymentError %+v; want reason %q, price %s", pe, tt.reason, tt.price)
+			}
+			if got := site.requests(tt.path)[before:]; len(got) != 1 || got[0].exact != "" || got[0].maxPrice != "" {
+				t.Errorf("the site saw %+v; want the one unpriced request, no paid one", got)
+			}
+			if tr.Stats().PriceRefused != 1 {
+				t.Errorf("Stats.PriceRefused = %d, want 1", tr.Stats().PriceRefused)
+			}
+		})
+	}
+	t.Run("past the budget", func(t *testing.T) {
+		pay := Payment{MaxPrice: MustParsePrice("USD 0.05"), Budget: MustParsePrice("USD 0.08")}
+		tr, base := payingTransport(t, site, pay)
+		for _, p := range []string{"/p1", "/p2"} {
+			if _, err := fetchBody(t, tr, base+p); err != nil {
+				t.Fatalf("GET %s: %v", p, err)
+			}
+		}
+		n := len(site.requests("/p3"))
+		_, err := fetchBody(t, tr, base+"/p3")
+		var pe *PaymentError
+		if !errors.As(err, &pe) || pe.Reason != reasonBudget || pe.Left != (Price{"USD", 0}) {
+			t.Fatalf("GET /p3 with the budget spent: %v; want a *PaymentError for the budget, none left", err)
+		}
+		if len(site.requests("/p3")) != n {
+			t.Error("a request the budget cannot pay went out: the origin is known to charge, so it is refused unsent")
+		}
+		if st := tr.Stats(); st.Spent != MustParsePrice("USD 0.08") {
+			t.Errorf("Spent %v, want the budget, USD 0.08", st.Spent)
+		}
+	})
+}
+
+func TestPaymentNeverOffersAPriceForFreePaths(t *testing.T) {
+	site := newPayPerCrawl(map[string]string{"/page": "USD 0.01"})
+	tr, base := payingTransport(t, site, testPayment)
+	if _, err := fetchBody(t, tr, base+"/page"); err != nil { // the origin is known to charge
+		t.Fatal(err)
+	}
+	for p := range freePaths {
+		_, err := fetchBody(t, tr, base+p)
+		var pe *PaymentError
+		if p != "/robots.txt" && (!errors.As(err, &pe) || pe.Reason != reasonFree) {
+			t.Errorf("GET %s answered 402: %v; want a *PaymentError saying the path is free", p, err)
+		}
+		for _, r := range site.requests(p) {
+			if r.exact != "" || r.maxPrice != "" {
+				t.Errorf("%s went out offering a price: %+v", p, r)
+			}
+		}
+	}
+	if st := tr.Stats(); st.Charged != 1 {
+		t.Errorf("Stats.Charged = %d, want the page's one", st.Charged)
+	}
+}
+
+func TestPaymentMapsEveryCrawlerError(t *testing.T) {
+	tests := []struct {
+		code    string
+		status  int
+		backOff bool
+	}{
+		{"CrawlerForbidden", http.StatusForbidden, false},
+		{"StrongAuthRequired", http.StatusBadRequest, false},
+		{"InvalidSignature", http.StatusBadRequest, false},
+		{"InvalidCrawlerPriceValue", http.StatusBadRequest, false},
+		{"PaymentFailed", http.StatusForbidden, false},
+		{"ConflictingPriceHeaders", http.StatusBadRequest, false},
+		{"InvalidContentPrice", http.StatusBadGateway, false},
+		{"InternalError", http.StatusInternalServerError, true},
+		{"SomethingNew", http.StatusBadRequest, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			site := newPayPerCrawl(nil)
+			site.codes["/page"] = struct {
+				status int
+				code   string
+			}{tt.status, tt.code}
+			tr, base := payingTransport(t, site, testPayment)
+			_, err := fetchBody(t, tr, base+"/page")
+			var pe *PaymentError
+			if !errors.As(err, &pe) || pe.Code != tt.code {
+				t.Fatalf("GET answered %d with crawler-error %s: %v; want a *PaymentError with the code", tt.status, tt.code, err)
+			}
+			if got := !pe.RetryAt.IsZero(); got != tt.backOff {
+				t.Errorf("RetryAt %v; want a back-off: %v", pe.RetryAt, tt.backOff)
+			}
+			if len(site.requests("/page")) != 1 {
+				t.Errorf("the site saw %d requests; want 1: an error is never answered with another", len(site.requests("/page")))
+			}
+			if tt.backOff {
+				info, _ := tr.NextFree(context.Background(), base+"/other")
+				if !info.After(time.Now().Add(500 * time.Millisecond)) {
+					t.Errorf("after an InternalError the origin is next free at %v; want it paused a while", info)
+				}
+			}
+		})
+	}
+}
+
+func TestPaymentOffersPassedThroughUnchanged(t *testing.T) {
+	// A 402 that names no price is not pay per crawl: it is a response.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, allowAll)
+			return
+		}
+		w.WriteHeader(http.StatusPaymentRequired)
+		io.WriteString(w, "subscribe")
+	}))
+	defer srv.Close()
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: testPayment})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/x", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("a 402 without a price: %v; want the response", err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusPaymentRequired || string(b) != "subscribe" {
+		t.Errorf("got %d %q; want the 402 and its body", resp.StatusCode, b)
+	}
+}
+
+func TestPaymentOptionsThatCannotBeKeptFailEveryRequest(t *testing.T) {
+	for _, pay := range []Payment{
+		{MaxPrice: MustParsePrice("USD 0.01")},
+		{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("EUR 1")},
+		{MaxPrice: Price{"usd", 1}, Budget: Price{"usd", 10}},
+		{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 1"), Crawl: "two words"},
+	} {
+		tr := NewTransport(rtFunc(func(*http.Request) (*http.Response, error) {
+			t.Fatal("a request went out")
+			return nil, nil
+		}), Options{Payment: pay})
+		req, _ := http.NewRequest(http.MethodGet, "http://site.example/", nil)
+		if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "Options.Payment") {
+			t.Errorf("Payment %+v: %v; want an error naming Options.Payment", pay, err)
+		}
+	}
+}
+
+// TestPaymentRetryIsPaced checks that the paid request waits for the
+// origin's next slot like any request: the 402 was a send.
+func TestPaymentRetryIsPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newPayPerCrawl(map[string]string{"/a": "USD 0.01"})
+		var mu sync.Mutex
+		var sends []time.Time
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path != "/robots.txt" {
+				mu.Lock()
+				sends = append(sends, time.Now())
+				mu.Unlock()
+			}
+			w := httptest.NewRecorder()
+			site.ServeHTTP(w, r)
+			return w.Result(), nil
+		})
+		const delay = 3 * time.Second
+		tr := NewTransport(base, Options{MinDelay: delay, Payment: testPayment})
+		if body, err := fetchBody(t, tr, "http://site.example/a"); err != nil || body != "paid page" {
+			t.Fatalf("GET /a = %q, %v", body, err)
+		}
+		if len(sends) != 2 || sends[1].Sub(sends[0]) < delay {
+			t.Errorf("sends at %v; want two, the paid one at least %v after the first", sends, delay)
+		}
+	})
+}
+
+func TestParsePrice(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Price
+		str  string
+		bad  bool
+	}{
+		{in: "USD 0.01", want: Price{"USD", 10000}, str: "USD 0.01"},
+		{in: "EUR 2", want: Price{"EUR", 2000000}, str: "EUR 2.00"},
+		{in: " USD  1.5 ", want: Price{"USD", 1500000}, str: "USD 1.50"},
+		{in: "USD 0.000125", want: Price{"USD", 125}, str: "USD 0.000125"},
+		{in: "usd 0.01", bad: true},
+		{in: "USD", bad: true},
+		{in: "USD -1", bad: true},
+		{in: "USD 0.0000001", bad: true},
+		{in: "USD 1e3", bad: true},
+		{in: "USD .5", bad: true},
+		{in: "USDX 1", bad: true},
+		{in: "USD 99999999999999999999", bad: true},
+	}
+	for _, tt := range tests {
+		got, err := ParsePrice(tt.in)
+		switch {
+		case tt.bad && err == nil:
+			t.Errorf("ParsePrice(%q) = %v; want an error", tt.in, got)
+		case !tt.bad && (err != nil || got != tt.want || got.String() != tt.str):
+			t.Errorf("ParsePrice(%q) = %v (%q), %v; want %v (%q)", tt.in, got, got.String(), err, tt.want, tt.str)
+		}
+	}
+}
+
+// TestPaymentFleetKeepsOneBudget has 3 transports on one MemoryFleet,
+// 8 workers each, crawl 30 priced pages, each twice, with a budget of 10
+// prices: together they spend the budget exactly, pay no page twice, and
+// refuse the rest with a *PaymentError.
+func TestPaymentFleetKeepsOneBudget(t *testing.T) {
+	const pages, budget = 30, 10
+	prices := map[string]string{}
+	for i := range pages {
+		prices[fmt.Sprintf("/p%d", i)] = "USD 0.01"
+	}
+	site := newPayPerCrawl(prices)
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	fleet := NewMemoryFleet()
+	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: Price{"USD", budget * 10000}, Crawl: "fleet-test"}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	refused, other := 0, []error{}
+	var members []*Transport
+	for range 3 {
+		tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: fleet, Payment: pay})
+		members = append(members, tr)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range pages {
+					_, err := fetchBody(t, tr, fmt.Sprintf("%s/p%d", srv.URL, (i+w)%pages))
+					mu.Lock()
+					switch {
+					case errors.Is(err, ErrPaymentRequired):
+						refused++
+					case err != nil:
+						other = append(other, err)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(other) > 0 {
+		t.Fatalf("requests failed otherwise than for their price: %v", other)
+	}
+	site.mu.Lock()
+	charges, paidTwice := 0, 0
+	for _, n := range site.charged {
+		charges += n
+		if n > 1 {
+			paidTwice++
+		}
+	}
+	site.mu.Unlock()
+	var spent int64
+	for _, tr := range members {
+		spent += tr.Stats().Spent.Micros
+	}
+	if charges != budget || paidTwice != 0 || spent != budget*10000 {
+		t.Errorf("the fleet was charged %d times (%d pages twice), counted %d µUSD; want %d, none, the budget", charges, paidTwice, spent, budget)
+	}
+	if refused != 3*8*pages-budget {
+		t.Errorf("%d requests refused for their price; want every one but the %d paid", refused, budget)
+	}
+}
