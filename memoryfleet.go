@@ -39,8 +39,8 @@ func NewMemoryFleet() *MemoryFleet {
 	return &MemoryFleet{
 		localPace:    newLocalPace(memoryFleetSchedules, time.Now),
 		memoryLedger: newMemoryLedger(),
-		records:   make(map[RecordKey][]byte),
-		leases:    make(map[OriginKey]memoryLease),
+		records:      make(map[RecordKey][]byte),
+		leases:       make(map[OriginKey]memoryLease),
 	}
 }
 

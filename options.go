@@ -202,9 +202,9 @@ type config struct {
 	// cannot be kept, which every request and check returns.
 	invalid error
 	pay     Payment
-	now         func() time.Time
-	sleep       func(context.Context, time.Duration) error
-	logger      *slog.Logger
+	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
+	logger  *slog.Logger
 
 	fetchTimeout, minDelay, maxCrawlDelay time.Duration
 	freshness, minFreshness               time.Duration
