@@ -438,3 +438,23 @@ func TestPaymentFleetKeepsOneBudget(t *testing.T) {
 		t.Errorf("%d requests refused for their price; want every one but the %d paid", refused, budget)
 	}
 }
+
+// TestPaymentSendsNothingPaidWhileTheStoreIsDown checks that a fleet
+// member whose store cannot answer pays nothing: the budget is the
+// fleet's, and this process alone cannot keep it.
+func TestPaymentSendsNothingPaidWhileTheStoreIsDown(t *testing.T) {
+	site := newPayPerCrawl(map[string]string{"/a": "USD 0.01"})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: &failingFleet{}, Payment: testPayment})
+	_, err := fetchBody(t, tr, srv.URL+"/a")
+	var pe *PaymentError
+	if !errors.As(err, &pe) || pe.Reason != reasonStore || !errors.Is(err, errFleetDown) {
+		t.Fatalf("GET /a with the store down: %v; want a *PaymentError naming the store's error", err)
+	}
+	for _, r := range site.requests("/a") {
+		if r.exact != "" || r.maxPrice != "" {
+			t.Errorf("a paid request went out while the store was down: %+v", r)
+		}
+	}
+}

@@ -127,9 +127,10 @@ type Options struct {
 // Each request gets a signature of its own, computed over the request as
 // it is sent: placed under robots.Transport it signs each robots.txt
 // fetch and each redirect hop for its own URL. The signature covers
-// "@method", "@authority" and "@path" (RFC 9421 section 2.2), and the
+// "@method", "@authority" and "@path" (RFC 9421 section 2.2), the
 // Signature-Agent field naming the key directory (its member, in the
-// Dictionary form); its parameters are
+// Dictionary form), and a pay-per-crawl price the request offers
+// (crawler-exact-price, crawler-max-price); its parameters are
 // "created", "expires", "keyid" (the key's JWK thumbprint), a "nonce" of
 // 64 random bytes fresh for each request, and "tag" (Tag). The query and
 // the body are not covered: a captured signature could be replayed, until
@@ -311,6 +312,11 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 	if hasAgent {
 		components = append(components, component{id: agent.id, value: agent.value})
 	}
+	for _, name := range coveredFields {
+		if vs := req.Header.Values(name); len(vs) > 0 {
+			components = append(components, component{id: sfString(strings.ToLower(name)), value: fieldValue(vs)})
+		}
+	}
 	s := sign(key.private, t.label, components, []param{
 		numParam("created", created),
 		numParam("expires", expires),
@@ -331,6 +337,21 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 	out.Header.Set("Signature-Input", s.input)
 	out.Header.Set("Signature", s.signature)
 	return out, nil
+}
+
+// coveredFields are the request's header fields a signature covers when
+// the request carries them: the prices of Cloudflare's pay per crawl,
+// which a site takes only under the crawler's signature.
+var coveredFields = []string{"Crawler-Exact-Price", "Crawler-Max-Price"}
+
+// fieldValue is a header field's value in a signature base (RFC 9421
+// section 2.1): each line's value trimmed, joined by ", ".
+func fieldValue(vs []string) string {
+	trimmed := make([]string, len(vs))
+	for i, v := range vs {
+		trimmed[i] = strings.TrimSpace(v)
+	}
+	return strings.Join(trimmed, ", ")
 }
 
 // agentFor returns Signature-Agent as it is sent to authority: in the

@@ -278,3 +278,37 @@ func TestTransportSignsARequestWithoutHeaders(t *testing.T) {
 		t.Errorf("the caller's request was given headers: %v", req.Header)
 	}
 }
+
+// TestTransportCoversThePriceOffered checks that a request offering a
+// pay-per-crawl price carries a signature covering it, as the site takes
+// the price only under the crawler's signature: the signature verifies,
+// and fails for the same request with another price.
+func TestTransportCoversThePriceOffered(t *testing.T) {
+	clock := fakeclock.New()
+	key := newKey(3)
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{key}, Agent: testAgent, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, rec := newRecordingServer(t)
+	for _, h := range []string{"Crawler-Exact-Price", "Crawler-Max-Price"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/paid", nil)
+		req.Header.Set(h, "USD 0.01")
+		resp, err := (&http.Client{Transport: signer}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for i, r := range rec.requests() {
+		name := []string{"crawler-exact-price", "crawler-max-price"}[i]
+		v, err := verifyRequest(r, publicKeys(key), clock.Now())
+		if err != nil || v.covered[`"`+name+`"`] != "USD 0.01" {
+			t.Errorf("%s: %v, covered %v; want the price covered and the signature valid", name, err, v.covered)
+		}
+		r.Headers[name] = "USD 0.00"
+		if _, err := verifyRequest(r, publicKeys(key), clock.Now()); err == nil {
+			t.Errorf("%s: the signature still verifies with another price", name)
+		}
+	}
+}

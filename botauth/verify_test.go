@@ -35,7 +35,7 @@ func (rec *recorder) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := received{Method: r.Method, URL: "http://" + r.Host + r.URL.RequestURI(), Headers: map[string]string{},
 			host: r.Host, path: r.URL.EscapedPath()}
-		for _, name := range []string{"Signature", "Signature-Input", "Signature-Agent"} {
+		for _, name := range []string{"Signature", "Signature-Input", "Signature-Agent", "Crawler-Exact-Price", "Crawler-Max-Price"} {
 			if v := r.Header.Get(name); v != "" {
 				got.Headers[strings.ToLower(name)] = v
 			}
@@ -96,6 +96,11 @@ func verifyRequest(r received, keys map[string]ed25519.PublicKey, now time.Time)
 			}
 			value = val
 			v.agent = strings.Trim(val, `"`)
+		case strings.HasPrefix(id, `"`) && strings.HasSuffix(id, `"`) && !strings.HasPrefix(id, `"@`):
+			var ok bool
+			if value, ok = r.Headers[strings.Trim(id, `"`)]; !ok {
+				return v, fmt.Errorf("covered field %s is not in the request", id)
+			}
 		default:
 			return v, fmt.Errorf("unexpected component %s", id)
 		}
