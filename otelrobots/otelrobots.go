@@ -32,6 +32,9 @@
 //	robots.fleet.members         gauge      {member}                                    [robots_fleet_members]
 //	robots.fleet.errors          counter    {error}                                     [robots_fleet_errors_total]
 //	robots.fleet.fallbacks       counter    {call}                                      [robots_fleet_fallbacks_total]
+//	robots.payment.charged       counter    {response}                                  [robots_payment_charged_total]
+//	robots.payment.spent         counter    {micro}     robots.currency                 [robots_payment_spent_total]
+//	robots.payment.refused       counter    {request}                                   [robots_payment_refused_total]
 //
 // and with WithStore:
 //
@@ -172,6 +175,7 @@ type instruments struct {
 	decisions, sent, responses           metric.Int64ObservableCounter
 	pauses, slotErrors                   metric.Int64ObservableCounter
 	fleetErrors, fleetFallbacks          metric.Int64ObservableCounter
+	charged, spent, priceRefused         metric.Int64ObservableCounter
 	waiting, origins, paused, down       metric.Int64ObservableUpDownCounter
 	members                              metric.Int64ObservableGauge
 	waits, fetchTimes                    metric.Float64Histogram
@@ -219,6 +223,9 @@ func (ins *instruments) create(m metric.Meter, store, frontier bool) error {
 	errs = append(errs, err)
 	ins.fleetErrors = counter("robots.fleet.errors", "{error}", "Calls to the fleet store that failed: it was asked and could not answer.")
 	ins.fleetFallbacks = counter("robots.fleet.fallbacks", "{call}", "Calls to the fleet store answered from the process's own state: failed, or skipped in the store's cooldown.")
+	ins.charged = counter("robots.payment.charged", "{response}", "Responses that said what the site charged (crawler-charged).")
+	ins.spent = counter("robots.payment.spent", "{micro}", "What sites charged, in millionths of the currency named.")
+	ins.priceRefused = counter("robots.payment.refused", "{request}", "Requests not paid for: over the price limit or the budget, paid already, or a pay-per-crawl error.")
 	if store {
 		ins.storeCalls = counter("robots.redisstore.calls", "{call}", "Calls the Redis store was given.")
 		ins.storeFailures = counter("robots.redisstore.errors", "{error}", "Calls Redis failed or did not answer in time.")
@@ -237,7 +244,7 @@ func (ins *instruments) create(m metric.Meter, store, frontier bool) error {
 func (ins *instruments) all() []metric.Observable {
 	all := []metric.Observable{ins.fetches, ins.responsesTxt, ins.revalidations, ins.decisions,
 		ins.sent, ins.responses, ins.waiting, ins.pauses, ins.slotErrors, ins.origins, ins.paused,
-		ins.down, ins.members, ins.fleetErrors, ins.fleetFallbacks}
+		ins.down, ins.members, ins.fleetErrors, ins.fleetFallbacks, ins.charged, ins.spent, ins.priceRefused}
 	if ins.storeCalls != nil {
 		all = append(all, ins.storeCalls, ins.storeFailures, ins.storeFallbacks)
 	}
@@ -256,6 +263,7 @@ var (
 	targetKey   = attribute.Key("robots.target")
 	statusKey   = attribute.Key("http.response.status_code")
 	stateKey    = attribute.Key("robots.state")
+	currencyKey = attribute.Key("robots.currency")
 
 	allowed       = metric.WithAttributes(decisionKey.String("allowed"))
 	byRule        = metric.WithAttributes(decisionKey.String("refused"), reasonKey.String("rule"))
@@ -302,6 +310,11 @@ func (ins *instruments) observe(o metric.Observer, s robots.Stats) {
 	o.ObserveInt64(ins.members, int64(s.FleetMembers))
 	o.ObserveInt64(ins.fleetErrors, s.StoreErrors)
 	o.ObserveInt64(ins.fleetFallbacks, s.StoreFallbacks)
+	o.ObserveInt64(ins.charged, s.Charged)
+	if s.Spent.Currency != "" {
+		o.ObserveInt64(ins.spent, s.Spent.Micros, metric.WithAttributes(currencyKey.String(s.Spent.Currency)))
+	}
+	o.ObserveInt64(ins.priceRefused, s.PriceRefused)
 }
 
 // observeStore reports s.
