@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -92,37 +93,60 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The request as it goes out, prepared before it waits so that the
 	// wait is the last thing before sending.
 	out := outbound(ctx, req, t.cfg.userAgent)
-	// A site that charges is answered once: the request goes through
-	// again with the price, decided and paced like any.
-	var paid offer
+	// A site that charges, or that challenges the signature, is answered
+	// once each: the request goes through again, decided and paced like
+	// any.
+	next := followUp{out: out}
 	for {
-		resp, next, err := t.roundTrip(ctx, req, out, paid)
-		if err != nil || next.header == "" {
+		resp, f, err := t.roundTrip(ctx, req, out, next)
+		if err != nil || f.out == nil {
 			return resp, err
 		}
 		drain(resp)
-		paid = next
+		next = f
 	}
 }
 
-// roundTrip sends out, req as it goes out, once: admitted, with the price
-// paid offers, if any. It returns the response, or the offer to send req
-// with once more when the site asked a price it pays.
-func (t *Transport) roundTrip(ctx context.Context, req, out *http.Request, paid offer) (*http.Response, offer, error) {
-	o, tk, host, err := t.admit(ctx, req, &paid)
+// Answerer is implemented by a base RoundTripper that answers some
+// responses with one more request of its own, as botauth.Transport
+// answers a signature challenge (Accept-Signature). RoundTrip asks it of
+// every response to a request it sent, and sends an answer once, decided
+// and paced like any request; an error (the challenge cannot be
+// answered) is RoundTrip's, the response then the error's. A base that
+// wraps an Answerer passes the method on.
+type Answerer interface {
+	// Answer returns the request to send in answer to resp, the response
+	// to req, or nil for none.
+	Answer(req *http.Request, resp *http.Response) (*http.Request, error)
+}
+
+// followUp is a request RoundTrip sends: out as it goes out, with the
+// price paid offers; answered once the base answered a challenge.
+type followUp struct {
+	out      *http.Request
+	paid     offer
+	answered bool
+}
+
+// roundTrip sends f's request once, admitted. prepared is req as it goes
+// out at first. It returns the response, or the follow-up to send next
+// when the site asked a price it pays or the base answers the response.
+func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f followUp) (*http.Response, followUp, error) {
+	o, tk, host, err := t.admit(ctx, req, &f.paid)
+	out := f.out
 	if err == nil && o != nil {
-		out, err = withOffer(ctx, req, out, paid)
+		out, err = withOffer(ctx, req, out, f.paid)
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*SlotError](err); ok {
 			t.stats.slotErrors.Add(1)
 		}
-		t.payer.release(ctx, paid)
+		t.payer.release(ctx, f.paid)
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, offer{}, err
+		return nil, followUp{}, err
 	}
 	// Without an origin the scheme is not http or https: robots.txt does
 	// not govern the request, but the base is held to its contract all
@@ -137,15 +161,15 @@ func (t *Transport) roundTrip(ctx context.Context, req, out *http.Request, paid 
 	}
 	// The slot counts from here: nothing comes between it and the send.
 	if err := t.pacer.handOn(ctx, tk); err != nil {
-		t.payer.release(ctx, paid)
+		t.payer.release(ctx, f.paid)
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, offer{}, err
+		return nil, followUp{}, err
 	}
 	if o == nil {
 		resp, err := send(t.base, out)
-		return resp, offer{}, err
+		return resp, followUp{}, err
 	}
 	t.stats.sent.Add(1)
 	resp, err := send(t.base, out)
@@ -153,15 +177,33 @@ func (t *Transport) roundTrip(ctx context.Context, req, out *http.Request, paid 
 	if err != nil {
 		// A paid request without an answer keeps its reservation: the
 		// site may have charged it.
-		return nil, offer{}, err
+		return nil, followUp{}, err
 	}
 	l := t.pacer.lineOf(o.key, &o.line)
 	t.pacer.pause(ctx, l, resp)
-	next, err := t.payer.answer(ctx, o, l, req, resp, paid)
-	if err != nil {
-		return nil, offer{}, err
+	paid, err := t.payer.answer(ctx, o, l, req, resp, f.paid)
+	switch {
+	case err != nil:
+		return nil, followUp{}, err
+	case paid.header != "":
+		return resp, followUp{out: prepared, paid: paid, answered: f.answered}, nil
 	}
-	return resp, next, nil
+	if a, ok := t.base.(Answerer); ok {
+		answer, err := a.Answer(out, resp)
+		switch {
+		case err != nil:
+			return nil, followUp{}, err
+		case answer != nil && f.answered:
+			if answer.Body != nil {
+				answer.Body.Close()
+			}
+			drain(resp)
+			return nil, followUp{}, fmt.Errorf("robots: the base answered a response to its own answer (%s)", req.URL.Redacted())
+		case answer != nil:
+			return resp, followUp{out: answer, answered: true}, nil
+		}
+	}
+	return resp, followUp{}, nil
 }
 
 // admit takes req through everything that comes before sending it: its

@@ -144,3 +144,47 @@ func ExampleTransport_Sign() {
 	// sig1=("@method" "@authority" "@path" "signature-agent";key="sig1");created=1796083200;expires=1796083260;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"
 	// true
 }
+
+// A site that wants a signature of its own asks with Accept-Signature.
+// Under robots.Transport the answer is sent for you, once and paced; a
+// caller sending through the signer alone asks Answer for it.
+func ExampleTransport_Answer() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Signature-Input"), `nonce="from-the-site"`) {
+			w.Header().Set("Accept-Signature", `sig2=("@method" "@authority" "@path" "@query");nonce="from-the-site"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Println("signed as asked:", strings.SplitN(r.Header.Get("Signature-Input"), ";created=", 2)[0])
+	}))
+	defer site.Close()
+
+	pem, err := os.ReadFile("testdata/rfc9421-b14-ed25519.pem") // a test key: never in production
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := botauth.ParseKey(pem)
+	if err != nil {
+		log.Fatal(err)
+	}
+	signer, err := botauth.NewTransport(http.DefaultTransport, botauth.Options{Keys: []botauth.Key{key}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, site.URL+"/page?id=1", nil)
+	resp, err := signer.RoundTrip(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	answer, err := signer.Answer(req, resp)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp, err = signer.RoundTrip(answer); err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	// Output:
+	// signed as asked: sig2=("@method" "@authority" "@path" "@query")
+}

@@ -286,43 +286,48 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 	}
 	created := now().Unix()
 	expires := created + t.lifetime
-	key, ok := t.key(time.Unix(created, 0), time.Unix(expires, 0))
+	asked, _ := req.Context().Value(answerKey{}).(*challenge)
+	keyid := ""
+	if asked != nil {
+		keyid = asked.keyid
+	}
+	key, ok := t.key(time.Unix(created, 0), time.Unix(expires, 0), keyid)
 	if !ok {
 		return nil, fmt.Errorf("%w: at %s, for a signature expiring at %s", ErrNoKey,
 			time.Unix(created, 0).UTC().Format(time.RFC3339), time.Unix(expires, 0).UTC().Format(time.RFC3339))
 	}
-	var nonce [nonceSize]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
+	var random [nonceSize]byte
+	if _, err := rand.Read(random[:]); err != nil {
 		return nil, fmt.Errorf("botauth: nonce: %w", err)
 	}
-	method := req.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	path := req.URL.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	components := []component{
-		{id: `"@method"`, value: method},
-		{id: `"@authority"`, value: authority},
-		{id: `"@path"`, value: path},
-	}
+	label, tag, nonce := t.label, Tag, base64.StdEncoding.EncodeToString(random[:])
 	agent, hasAgent := t.agentFor(authority)
-	if hasAgent {
-		components = append(components, component{id: agent.id, value: agent.value})
-	}
-	for _, name := range coveredFields {
-		if vs := req.Header.Values(name); len(vs) > 0 {
-			components = append(components, component{id: sfString(strings.ToLower(name)), value: fieldValue(vs)})
+	var components []component
+	if asked != nil {
+		// The answer to a challenge: signed as the site asked.
+		var field string
+		if components, field, err = t.askedComponents(req, authority, asked); err != nil {
+			return nil, fmt.Errorf("botauth: cannot answer the signature challenge: %w", err)
 		}
+		if field != "" {
+			agent.field = field
+		}
+		label = asked.label
+		if asked.tag != "" {
+			tag = asked.tag
+		}
+		if asked.nonce != "" {
+			nonce = asked.nonce
+		}
+	} else {
+		components = t.components(req, authority, agent, hasAgent)
 	}
-	s := sign(key.private, t.label, components, []param{
+	s := sign(key.private, label, components, []param{
 		numParam("created", created),
 		numParam("expires", expires),
 		strParam("keyid", key.keyid),
-		strParam("nonce", base64.StdEncoding.EncodeToString(nonce[:])),
-		strParam("tag", Tag),
+		strParam("nonce", nonce),
+		strParam("tag", tag),
 	})
 	out := req.Clone(req.Context())
 	if out.Header == nil {
@@ -337,6 +342,34 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 	out.Header.Set("Signature-Input", s.input)
 	out.Header.Set("Signature", s.signature)
 	return out, nil
+}
+
+// components returns what a signature of req sent to authority covers:
+// the method, the authority, the path, Signature-Agent in its form, and
+// a pay-per-crawl price the request offers.
+func (t *Transport) components(req *http.Request, authority string, agent agentField, hasAgent bool) []component {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	path := req.URL.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	components := []component{
+		{id: `"@method"`, value: method},
+		{id: `"@authority"`, value: authority},
+		{id: `"@path"`, value: path},
+	}
+	if hasAgent {
+		components = append(components, component{id: agent.id, value: agent.value})
+	}
+	for _, name := range coveredFields {
+		if vs := req.Header.Values(name); len(vs) > 0 {
+			components = append(components, component{id: sfString(strings.ToLower(name)), value: fieldValue(vs)})
+		}
+	}
+	return components
 }
 
 // coveredFields are the request's header fields a signature covers when
@@ -368,9 +401,13 @@ func (t *Transport) agentFor(authority string) (agentField, bool) {
 }
 
 // key returns the key to sign with for a signature valid from created to
-// expires: of those whose window holds both, the newest.
-func (t *Transport) key(created, expires time.Time) (signingKey, bool) {
+// expires: of those whose window holds both, the newest, or the one of
+// id keyid when it is not "".
+func (t *Transport) key(created, expires time.Time, keyid string) (signingKey, bool) {
 	for _, k := range t.keys {
+		if keyid != "" && k.keyid != keyid {
+			continue
+		}
 		if !k.notBefore.IsZero() && created.Before(k.notBefore) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,12 +86,26 @@ func verifyRequest(r received, keys map[string]ed25519.PublicKey, now time.Time)
 			value = strings.ToLower(r.host)
 		case id == `"@path"`:
 			value = r.path
+		case id == `"@query"`:
+			u, _ := url.Parse(r.URL)
+			value = "?" + u.RawQuery
+		case id == `"@request-target"`:
+			u, _ := url.Parse(r.URL)
+			value = u.RequestURI()
+		case id == `"@scheme"`:
+			value = "http"
+		case id == `"@target-uri"`:
+			u, _ := url.Parse(r.URL)
+			value = "http://" + strings.ToLower(r.host) + u.RequestURI()
 		case id == `"signature-agent"`:
 			value = r.Headers["signature-agent"]
 			v.agent = strings.Trim(value, `"`)
 		case strings.HasPrefix(id, `"signature-agent";key=`):
 			member := strings.Trim(strings.TrimPrefix(id, `"signature-agent";key=`), `"`)
 			key, val, _ := strings.Cut(r.Headers["signature-agent"], "=")
+			if strings.HasPrefix(r.Headers["signature-agent"], `"`) {
+				key = ""
+			}
 			if key != member {
 				return v, fmt.Errorf("Signature-Agent %q has no member %q", r.Headers["signature-agent"], member)
 			}

@@ -1,0 +1,146 @@
+package botauth_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/botauth"
+)
+
+// challengingSite answers every page 403 with accept until a request
+// carries a signature under the label asked, verified, whose nonce is
+// the site's; with always, it challenges the answer too. It records the
+// pages' requests and when each came.
+type challengingSite struct {
+	accept, label, nonce string
+	always               bool
+	key                  botauth.Key
+
+	rec   recorder
+	mu    sync.Mutex
+	times []time.Time
+	errs  []error
+}
+
+func (s *challengingSite) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		s.rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})).ServeHTTP(w, r)
+		got := s.rec.requests()
+		v, err := verifyRequest(got[len(got)-1], publicKeys(s.key), time.Now())
+		s.mu.Lock()
+		s.times = append(s.times, time.Now())
+		if err != nil {
+			s.errs = append(s.errs, err)
+		}
+		s.mu.Unlock()
+		if s.always || err != nil || v.label != s.label || v.nonce != s.nonce {
+			w.Header().Set("Accept-Signature", s.accept)
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "sign as asked")
+			return
+		}
+		io.WriteString(w, "welcome")
+	})
+}
+
+func challengedClient(t *testing.T, site *challengingSite, minDelay time.Duration) (*http.Client, string) {
+	t.Helper()
+	srv := httptest.NewServer(site.handler())
+	t.Cleanup(srv.Close)
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{site.key}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: robots.NewTransport(signer, robots.Options{UserAgent: "TestBot/1.0", MinDelay: minDelay})}, srv.URL
+}
+
+// TestChallengeIsAnsweredOnceAsAsked: a site answering 403 with
+// Accept-Signature (a label, components, its nonce, the key) gets exactly
+// one more request, signed with those, no sooner than the origin's delay
+// after the first.
+func TestChallengeIsAnsweredOnceAsAsked(t *testing.T) {
+	key := newKey(9)
+	site := &challengingSite{
+		label: "sig2", nonce: "site-nonce-123", key: key,
+		accept: `sig2=("@method" "@authority" "@path" "@query" "@target-uri" "signature-agent";key="sig2");keyid="` + key.Thumbprint() + `";nonce="site-nonce-123";tag="web-bot-auth"`,
+	}
+	const delay = 300 * time.Millisecond
+	client, base := challengedClient(t, site, delay)
+	resp, err := client.Get(base + "/page?x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "welcome" {
+		t.Fatalf("got %d %q; want the page after one answer", resp.StatusCode, body)
+	}
+	got := site.rec.requests()
+	if len(got) != 2 {
+		t.Fatalf("the site saw %d page requests; want 2, the first and the answer", len(got))
+	}
+	v, err := verifyRequest(got[1], publicKeys(key), time.Now())
+	if err != nil {
+		t.Fatalf("the answer does not verify: %v", err)
+	}
+	want := []string{`"@method"`, `"@authority"`, `"@path"`, `"@query"`, `"@target-uri"`, `"signature-agent";key="sig2"`}
+	if v.label != "sig2" || v.nonce != "site-nonce-123" || len(v.covered) != len(want) {
+		t.Errorf("the answer: label %s, nonce %s, covered %v; want sig2, the site's nonce, %v", v.label, v.nonce, v.covered, want)
+	}
+	for _, id := range want {
+		if _, ok := v.covered[id]; !ok {
+			t.Errorf("the answer does not cover %s", id)
+		}
+	}
+	if gap := site.times[1].Sub(site.times[0]); gap < delay {
+		t.Errorf("the answer came %v after the challenge; want the origin's delay, %v, at least", gap, delay)
+	}
+}
+
+func TestChallengeNotAnsweredEndsWithItsError(t *testing.T) {
+	key := newKey(10)
+	tests := []struct {
+		name, accept string
+		always       bool
+		requests     int
+		reason       string
+	}{
+		{"challenged again", `sig2=("@method" "@authority" "@path");nonce="n"`, true, 2, "challenged again"},
+		{"a field the request lacks", `sig2=("@method" "content-digest")`, false, 1, "content-digest"},
+		{"a parameter the signer cannot give", `sig2=("@method" "@query-param";name="q")`, false, 1, "name"},
+		{"another algorithm", `sig2=("@method");alg="rsa-pss-sha512"`, false, 1, "rsa-pss-sha512"},
+		{"a key the signer lacks", `sig2=("@method");keyid="someone-else"`, false, 1, "someone-else"},
+		{"a field that is no Dictionary", `("@method")`, false, 1, "key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			site := &challengingSite{label: "sig2", nonce: "n", key: key, accept: tt.accept, always: tt.always}
+			client, base := challengedClient(t, site, -1)
+			_, err := client.Get(base + "/page")
+			var ce *botauth.ChallengeError
+			if !errors.As(err, &ce) {
+				t.Fatalf("GET = %v; want a *ChallengeError", err)
+			}
+			if ce.AcceptSignature != tt.accept || !strings.Contains(ce.Reason, tt.reason) || ce.Response == nil || ce.Response.StatusCode != http.StatusForbidden {
+				t.Errorf("ChallengeError %+v; want what was asked, a reason naming %q, the 403", ce, tt.reason)
+			}
+			if b, _ := io.ReadAll(ce.Response.Body); string(b) != "sign as asked" {
+				t.Errorf("the challenge's body %q; want it kept for the caller", b)
+			}
+			if n := len(site.rec.requests()); n != tt.requests {
+				t.Errorf("the site saw %d page requests; want %d: never a loop", n, tt.requests)
+			}
+		})
+	}
+}
