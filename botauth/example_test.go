@@ -188,3 +188,53 @@ func ExampleTransport_Answer() {
 	// Output:
 	// signed as asked: sig2=("@method" "@authority" "@path" "@query")
 }
+
+// The Signature Agent Card says what the crawler does, generated from the
+// robots transport's own settings, and is served beside the key
+// directory.
+func ExampleNewCard() {
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", Purposes: []string{"search"}, MinDelay: 2 * time.Second})
+	card, err := botauth.NewCard(botauth.CardOptions{
+		ClientID:   "https://crawler.example" + botauth.CardPath,
+		Name:       "Example Bot",
+		Contacts:   []string{"mailto:bots@crawler.example"},
+		JWKSURI:    "https://crawler.example" + botauth.WellKnownPath,
+		WebBotAuth: tr.WebBotAuth(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(botauth.CardPath, card)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, botauth.CardPath, nil))
+	fmt.Print(rec.Body)
+	// Output:
+	// {
+	//   "client_id": "https://crawler.example/.well-known/signature-agent-card",
+	//   "client_name": "Example Bot",
+	//   "contacts": [
+	//     "mailto:bots@crawler.example"
+	//   ],
+	//   "jwks_uri": "https://crawler.example/.well-known/http-message-signatures-directory",
+	//   "web_bot_auth": {
+	//     "expected-user-agent": "ExampleBot/1.0",
+	//     "rfc9309-product-token": "ExampleBot",
+	//     "rfc9309-compliance": [
+	//       "User-Agent",
+	//       "Allow",
+	//       "Disallow",
+	//       "CrawlDelay",
+	//       "Content-Usage",
+	//       "Content-Signal"
+	//     ],
+	//     "trigger": "crawler",
+	//     "purpose": "search",
+	//     "rate-control": "429 and 503 with Retry-After; Crawl-delay in robots.txt, up to 30s",
+	//     "rate-expectation": "max=0.5rps per origin",
+	//     "known-urls": [
+	//       "/robots.txt"
+	//     ]
+	//   }
+	// }
+}
