@@ -46,6 +46,10 @@ type Payment struct {
 	// a URL is paid once. A new Crawl starts a new budget. If empty,
 	// DefaultCrawl.
 	Crawl string
+	// Schemes are the wire forms a 402 is read in, the first that reads
+	// it paying. If nil, PayPerCrawl and X402, so that a crawler meets
+	// either form of Cloudflare's product with one configuration.
+	Schemes []PaymentScheme
 }
 
 // check reports a Payment that cannot be kept.
@@ -204,11 +208,11 @@ type payer struct {
 	logger *slog.Logger
 }
 
-// offer is the price a request goes out with, and what the ledger holds
-// for it; the zero offer is none.
+// offer is the price a request goes out with, in its scheme's form, and
+// what the ledger holds for it; the zero offer is none.
 type offer struct {
-	header   string // headerExactPrice or headerMaxPrice
-	price    Price
+	scheme   PaymentScheme
+	quote    Quote
 	reserved int64 // micros reserved for url
 	url      string
 }
@@ -216,16 +220,20 @@ type offer struct {
 func (p *payer) init(pay Payment, ledger Ledger, pc *pacer, stats *counters, logger *slog.Logger) {
 	p.pay, p.ledger, p.pacer, p.stats, p.logger = pay, ledger, pc, stats, logger
 	p.crawl = pay.Crawl + " " + pay.MaxPrice.Currency
+	if p.pay.Schemes == nil {
+		p.pay.Schemes = []PaymentScheme{PayPerCrawl, X402}
+	}
 }
 
 // enabled reports whether anything may be paid.
 func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 
 // upFront returns the offer a request to o's u goes out with: none unless
-// the origin asked a price before, else crawler-max-price for what the
-// budget lets the request pay, reserved. It refuses the request when the
-// URL was paid in the crawl, when the budget cannot pay the origin's last
-// price, or when the store cannot answer.
+// the origin asked a price before in pay per crawl's header form, else
+// crawler-max-price for what the budget lets the request pay, reserved.
+// It refuses the request when the URL was paid in the crawl, when the
+// budget cannot pay the origin's last price, or when the store cannot
+// answer.
 func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, error) {
 	known := o.price.Load()
 	if !p.enabled() || known == 0 || freePaths[u.EscapedPath()] {
@@ -241,7 +249,8 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, erro
 		case r.Paid:
 			return offer{}, p.refuse(u, Price{}, reasonPaid, "", nil, r.Left)
 		case r.Reserved:
-			return offer{header: headerMaxPrice, price: Price{p.pay.MaxPrice.Currency, amount}, reserved: amount, url: key}, nil
+			price := Price{p.pay.MaxPrice.Currency, amount}
+			return offer{scheme: PayPerCrawl, quote: Quote{Price: price, Header: headerMaxPrice, Value: price.String()}, reserved: amount, url: key}, nil
 		case try > 0 || r.Left < known:
 			return offer{}, p.refuse(u, Price{}, reasonBudget, "", nil, r.Left)
 		}
@@ -253,38 +262,65 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, erro
 
 // answer reads the response to a request sent with sent (or none): it
 // settles a charge, gives back a reservation the response did not use,
-// and for a 402 that names a price within the limit and the budget
-// returns the offer to send the request once more with. A 402 it does not
-// pay, and a pay-per-crawl error, end in a *PaymentError, resp's body
-// then closed. Anything else leaves resp to the caller.
+// and for a 402 that names a price, in a scheme of Payment.Schemes,
+// within the limit and the budget, returns the offer to send the request
+// once more with. A 402 it does not pay, and a pay-per-crawl error, end
+// in a *PaymentError, resp's body then closed. Anything else leaves resp
+// to the caller.
 func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Request, resp *http.Response, sent offer) (offer, error) {
 	code := resp.Header.Get(headerError)
-	if charged, ok := resp.Header[headerCharged]; ok && resp.StatusCode < 400 {
-		p.settle(context.WithoutCancel(ctx), req.URL, sent, charged[0])
+	scheme := sent.scheme
+	if scheme == nil {
+		scheme = PayPerCrawl // a charge made without an offer
+	}
+	charged, ok, settleErr := scheme.Receipt(resp, sent.quote)
+	if ok {
+		p.settle(context.WithoutCancel(ctx), req.URL, sent, charged)
 		o.payFailures.Store(0)
 		return offer{}, nil
 	}
 	// An error response, or an answer without a charge, is never
 	// counted as spent.
 	p.release(ctx, sent)
-	asked := resp.Header.Get(headerPrice)
-	if resp.StatusCode != http.StatusPaymentRequired && code == "" || resp.StatusCode == http.StatusPaymentRequired && asked == "" && code == "" {
+	if resp.StatusCode != http.StatusPaymentRequired && code == "" && settleErr == nil {
 		return offer{}, nil
 	}
+	var q Quote
+	quoted, err := false, error(nil)
+	var by PaymentScheme
+	if resp.StatusCode == http.StatusPaymentRequired {
+		for _, s := range p.pay.Schemes {
+			if q, quoted, err = s.Quote(resp); quoted {
+				by = s
+				break
+			}
+		}
+	}
+	if !quoted && code == "" && settleErr == nil {
+		return offer{}, nil // a 402 in no form spoken: a response
+	}
 	drain(resp)
-	if resp.StatusCode != http.StatusPaymentRequired {
+	switch {
+	case settleErr != nil:
+		return offer{}, p.refuse(req.URL, sent.quote.Price, reasonRefused+": "+settleErr.Error(), code, nil, -1)
+	case resp.StatusCode != http.StatusPaymentRequired:
 		if retry, known := crawlerErrors[code]; known && retry {
 			return offer{}, p.backOff(ctx, o, l, req.URL, code)
 		}
 		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError, code, nil, -1)
+	case err != nil || !quoted:
+		reason := reasonSiteError
+		if err != nil {
+			reason += ": " + err.Error()
+		}
+		return offer{}, p.refuse(req.URL, Price{}, reason, code, nil, -1)
 	}
-	price, err := ParsePrice(asked)
-	if err != nil {
-		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError+": "+err.Error(), code, nil, -1)
+	price := q.Price
+	if by == PayPerCrawl {
+		o.price.Store(max(price.Micros, 1))
 	}
-	o.price.Store(max(price.Micros, 1))
 	switch {
-	case sent.header != "":
+	case sent.scheme != nil:
 		return offer{}, p.refuse(req.URL, price, reasonRefused, code, nil, -1)
 	case !p.enabled():
 		return offer{}, p.refuse(req.URL, price, reasonNoPayment, code, nil, -1)
@@ -307,7 +343,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	case !r.Reserved:
 		return offer{}, p.refuse(req.URL, price, reasonBudget, code, nil, r.Left)
 	}
-	return offer{header: headerExactPrice, price: price, reserved: price.Micros, url: key}, nil
+	return offer{scheme: by, quote: q, reserved: price.Micros, url: key}, nil
 }
 
 // release gives back what the ledger holds for an offer not sent.
@@ -320,15 +356,14 @@ func (p *payer) release(ctx context.Context, of offer) {
 	}
 }
 
-// settle counts a crawler-charged answer to a request sent with sent.
-func (p *payer) settle(ctx context.Context, u *url.URL, sent offer, charged string) {
-	price, err := ParsePrice(charged)
-	if err != nil || price.Currency != p.pay.MaxPrice.Currency && p.enabled() {
-		p.logger.Warn("robots: unreadable crawler-charged kept as the amount offered", "url", u.Redacted(), "charged", charged)
-		price = sent.price
+// settle counts a charge the answer to a request sent with sent made.
+func (p *payer) settle(ctx context.Context, u *url.URL, sent offer, price Price) {
+	if price.Currency != p.pay.MaxPrice.Currency && p.enabled() {
+		p.logger.Warn("robots: a charge in another currency kept as the amount offered", "url", u.Redacted(), "charged", price)
+		price = sent.quote.Price
 	}
 	if sent.reserved > 0 && price.Micros > sent.reserved {
-		p.logger.Warn("robots: the site charged more than was offered", "url", u.Redacted(), "charged", price, "offered", sent.price)
+		p.logger.Warn("robots: the site charged more than was offered", "url", u.Redacted(), "charged", price, "offered", sent.quote.Price)
 	}
 	p.stats.charged.Add(1)
 	p.stats.spent.Add(price.Micros)
@@ -369,7 +404,7 @@ func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, 
 // withOffer returns out carrying of's price header, a clone when it
 // needs one; out itself for no offer.
 func withOffer(ctx context.Context, req, out *http.Request, of offer) (*http.Request, error) {
-	if of.header == "" {
+	if of.scheme == nil {
 		return out, nil
 	}
 	c := out.Clone(ctx)
@@ -378,7 +413,8 @@ func withOffer(ctx context.Context, req, out *http.Request, of offer) (*http.Req
 	}
 	c.Header.Del(headerExactPrice)
 	c.Header.Del(headerMaxPrice)
-	c.Header.Set(of.header, of.price.String())
+	c.Header.Del(headerPaymentSignature)
+	c.Header.Set(of.quote.Header, of.quote.Value)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()
 		if err != nil {

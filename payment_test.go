@@ -2,6 +2,8 @@ package robots
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +16,13 @@ import (
 	"time"
 )
 
-// payPerCrawl is a site that speaks Cloudflare's pay per crawl: each
+// chargingSite is a site that speaks Cloudflare's pay per crawl: each
 // path of prices costs its price, and is answered 402 with crawler-price
 // unless the request offers it (crawler-exact-price equal to it, or
 // crawler-max-price at least it), then 200 with crawler-charged. The
 // always-free paths and robots.txt are free. codes answers a path with a
 // crawler-error instead. It records every request.
-type payPerCrawl struct {
+type chargingSite struct {
 	prices map[string]string
 	codes  map[string]struct {
 		status int
@@ -37,14 +39,14 @@ type seenRequest struct {
 	path, exact, maxPrice string
 }
 
-func newPayPerCrawl(prices map[string]string) *payPerCrawl {
-	return &payPerCrawl{prices: prices, charged: map[string]int{}, codes: map[string]struct {
+func newChargingSite(prices map[string]string) *chargingSite {
+	return &chargingSite{prices: prices, charged: map[string]int{}, codes: map[string]struct {
 		status int
 		code   string
 	}{}}
 }
 
-func (s *payPerCrawl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *chargingSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	exact, maxPrice := r.Header.Get("Crawler-Exact-Price"), r.Header.Get("Crawler-Max-Price")
 	s.mu.Lock()
 	s.seen = append(s.seen, seenRequest{r.URL.Path, exact, maxPrice})
@@ -86,7 +88,7 @@ func (s *payPerCrawl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // requests returns the requests the site saw for path.
-func (s *payPerCrawl) requests(path string) []seenRequest {
+func (s *chargingSite) requests(path string) []seenRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []seenRequest
@@ -120,7 +122,7 @@ func fetchBody(t *testing.T, tr http.RoundTripper, u string) (string, error) {
 var testPayment = Payment{MaxPrice: MustParsePrice("USD 0.05"), Budget: MustParsePrice("USD 1")}
 
 func TestPaymentPaysAPriceWithinTheLimitOnce(t *testing.T) {
-	site := newPayPerCrawl(map[string]string{"/a": "USD 0.01", "/b": "USD 0.02"})
+	site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.02"})
 	tr, base := payingTransport(t, site, testPayment)
 
 	if body, err := fetchBody(t, tr, base+"/a"); err != nil || body != "paid page" {
@@ -154,7 +156,7 @@ func TestPaymentPaysAPriceWithinTheLimitOnce(t *testing.T) {
 }
 
 func TestPaymentRefusesUnsentWhatItCannotPay(t *testing.T) {
-	site := newPayPerCrawl(map[string]string{"/dear": "USD 0.10", "/yen": "JPY 1", "/p1": "USD 0.04", "/p2": "USD 0.04", "/p3": "USD 0.04"})
+	site := newChargingSite(map[string]string{"/dear": "USD 0.10", "/yen": "JPY 1", "/p1": "USD 0.04", "/p2": "USD 0.04", "/p3": "USD 0.04"})
 	tests := []struct {
 		name, path string
 		pay        Payment
@@ -209,7 +211,7 @@ func TestPaymentRefusesUnsentWhatItCannotPay(t *testing.T) {
 }
 
 func TestPaymentNeverOffersAPriceForFreePaths(t *testing.T) {
-	site := newPayPerCrawl(map[string]string{"/page": "USD 0.01"})
+	site := newChargingSite(map[string]string{"/page": "USD 0.01"})
 	tr, base := payingTransport(t, site, testPayment)
 	if _, err := fetchBody(t, tr, base+"/page"); err != nil { // the origin is known to charge
 		t.Fatal(err)
@@ -249,7 +251,7 @@ func TestPaymentMapsEveryCrawlerError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
-			site := newPayPerCrawl(nil)
+			site := newChargingSite(nil)
 			site.codes["/page"] = struct {
 				status int
 				code   string
@@ -321,7 +323,7 @@ func TestPaymentOptionsThatCannotBeKeptFailEveryRequest(t *testing.T) {
 // origin's next slot like any request: the 402 was a send.
 func TestPaymentRetryIsPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		site := newPayPerCrawl(map[string]string{"/a": "USD 0.01"})
+		site := newChargingSite(map[string]string{"/a": "USD 0.01"})
 		var mu sync.Mutex
 		var sends []time.Time
 		base := rtFunc(func(r *http.Request) (*http.Response, error) {
@@ -386,7 +388,7 @@ func TestPaymentFleetKeepsOneBudget(t *testing.T) {
 	for i := range pages {
 		prices[fmt.Sprintf("/p%d", i)] = "USD 0.01"
 	}
-	site := newPayPerCrawl(prices)
+	site := newChargingSite(prices)
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	fleet := NewMemoryFleet()
@@ -443,7 +445,7 @@ func TestPaymentFleetKeepsOneBudget(t *testing.T) {
 // member whose store cannot answer pays nothing: the budget is the
 // fleet's, and this process alone cannot keep it.
 func TestPaymentSendsNothingPaidWhileTheStoreIsDown(t *testing.T) {
-	site := newPayPerCrawl(map[string]string{"/a": "USD 0.01"})
+	site := newChargingSite(map[string]string{"/a": "USD 0.01"})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: &failingFleet{}, Payment: testPayment})
@@ -455,6 +457,151 @@ func TestPaymentSendsNothingPaidWhileTheStoreIsDown(t *testing.T) {
 	for _, r := range site.requests("/a") {
 		if r.exact != "" || r.maxPrice != "" {
 			t.Errorf("a paid request went out while the store was down: %+v", r)
+		}
+	}
+}
+
+// x402Site speaks the x402 form of pay per crawl: each path of prices
+// (in atomic units of USD, cents) answers 402 with PAYMENT-REQUIRED, an
+// exact scheme first and then batch-settlement on cloudflare:402, until
+// a request's PAYMENT-SIGNATURE accepts the latter as sent; then 200 with
+// PAYMENT-RESPONSE. settle false makes the settlement fail.
+type x402Site struct {
+	prices map[string]string
+	fail   bool
+
+	mu      sync.Mutex
+	seen    map[string][]string // each path's PAYMENT-SIGNATURE values
+	charged map[string]int
+}
+
+func (s *x402Site) requirement(path string) map[string]any {
+	return map[string]any{"scheme": "batch-settlement", "network": "cloudflare:402", "amount": s.prices[path],
+		"asset": "USD", "payTo": "merchant", "maxTimeoutSeconds": 60}
+}
+
+func b64JSON(v any) string {
+	b, _ := json.Marshal(v)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func (s *x402Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sig := r.Header.Get("Payment-Signature")
+	s.mu.Lock()
+	s.seen[r.URL.Path] = append(s.seen[r.URL.Path], sig)
+	s.mu.Unlock()
+	if r.URL.Path == "/robots.txt" {
+		io.WriteString(w, allowAll)
+		return
+	}
+	if _, ok := s.prices[r.URL.Path]; !ok && !freePaths[r.URL.Path] {
+		io.WriteString(w, "free")
+		return
+	}
+	if freePaths[r.URL.Path] {
+		s.prices[r.URL.Path] = "1"
+	}
+	req := s.requirement(r.URL.Path)
+	if sig != "" {
+		var payload struct {
+			Version  int            `json:"x402Version"`
+			Accepted map[string]any `json:"accepted"`
+		}
+		raw, _ := base64.StdEncoding.DecodeString(sig)
+		json.Unmarshal(raw, &payload)
+		if payload.Version == 2 && fmt.Sprint(payload.Accepted) == fmt.Sprint(req) {
+			if s.fail {
+				w.Header().Set("Payment-Response", b64JSON(map[string]any{"success": false, "errorReason": "insufficient_funds", "transaction": "", "network": "cloudflare:402"}))
+				w.WriteHeader(http.StatusPaymentRequired)
+				return
+			}
+			s.mu.Lock()
+			s.charged[r.URL.Path]++
+			s.mu.Unlock()
+			w.Header().Set("Payment-Response", b64JSON(map[string]any{"success": true, "transaction": "tx-1", "network": "cloudflare:402", "amount": s.prices[r.URL.Path]}))
+			io.WriteString(w, "paid page")
+			return
+		}
+	}
+	w.Header().Set("Payment-Required", b64JSON(map[string]any{
+		"x402Version": 2, "error": "PAYMENT-SIGNATURE header is required",
+		"resource": map[string]any{"url": "http://" + r.Host + r.URL.Path},
+		"accepts": []any{
+			map[string]any{"scheme": "exact", "network": "eip155:8453", "amount": "10000", "asset": "0xUSDC", "payTo": "0xabc", "maxTimeoutSeconds": 60},
+			req,
+		},
+	}))
+	w.WriteHeader(http.StatusPaymentRequired)
+}
+
+// TestPaymentX402 checks the x402 form under the same configuration as
+// the header form: a page within the price is fetched once and paid
+// once, its charge recorded; one over the limit is refused with nothing
+// paid; the free paths are never paid; a failed settlement is refused.
+func TestPaymentX402(t *testing.T) {
+	site := &x402Site{prices: map[string]string{"/a": "1", "/dear": "10"}, seen: map[string][]string{}, charged: map[string]int{}}
+	tr, base := payingTransport(t, site, testPayment)
+	if body, err := fetchBody(t, tr, base+"/a"); err != nil || body != "paid page" {
+		t.Fatalf("GET /a = %q, %v; want the paid page", body, err)
+	}
+	if got := site.seen["/a"]; len(got) != 2 || got[0] != "" || got[1] == "" || site.charged["/a"] != 1 {
+		t.Errorf("the site saw PAYMENT-SIGNATURE %q and charged %d; want none, then one payment, charged once", got, site.charged["/a"])
+	}
+	if st := tr.Stats(); st.Charged != 1 || st.Spent != MustParsePrice("USD 0.01") {
+		t.Errorf("Stats: Charged %d, Spent %v; want 1, USD 0.01", st.Charged, st.Spent)
+	}
+	_, err := fetchBody(t, tr, base+"/dear")
+	var pe *PaymentError
+	if !errors.As(err, &pe) || pe.Reason != reasonOverLimit || pe.Price != MustParsePrice("USD 0.10") {
+		t.Errorf("GET /dear: %v; want a *PaymentError over the limit, asked USD 0.10", err)
+	}
+	if got := site.seen["/dear"]; len(got) != 1 || got[0] != "" {
+		t.Errorf("over the limit, the site saw %q; want the one unpaid request", got)
+	}
+	for p := range freePaths {
+		fetchBody(t, tr, base+p)
+		for _, sig := range site.seen[p] {
+			if sig != "" {
+				t.Errorf("%s went out with a payment", p)
+			}
+		}
+	}
+
+	failing := &x402Site{prices: map[string]string{"/a": "1"}, fail: true, seen: map[string][]string{}, charged: map[string]int{}}
+	tr, base = payingTransport(t, failing, testPayment)
+	_, err = fetchBody(t, tr, base+"/a")
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "insufficient_funds") {
+		t.Errorf("a failed settlement: %v; want a *PaymentError naming its reason", err)
+	}
+	if st := tr.Stats(); st.Charged != 0 || st.Spent.Micros != 0 || len(failing.seen["/a"]) != 2 {
+		t.Errorf("a failed settlement: Charged %d, Spent %v, %d requests; want nothing spent, 2 requests", st.Charged, st.Spent, len(failing.seen["/a"]))
+	}
+}
+
+func TestX402AmountsInTheAssetsUnits(t *testing.T) {
+	tests := []struct {
+		amount, asset, extra string
+		want                 Price
+		bad                  bool
+	}{
+		{amount: "1", asset: "USD", want: Price{"USD", 10000}},
+		{amount: "125", asset: "JPY", want: Price{"JPY", 125000000}},
+		{amount: "1500", asset: "KWD", want: Price{"KWD", 1500000}},
+		{amount: "10000", asset: "USD", extra: `{"decimals":6}`, want: Price{"USD", 10000}},
+		{amount: "1", asset: "USD", extra: `{"decimals":9}`, want: Price{"USD", 1}}, // rounded up, never less
+		{amount: "-1", asset: "USD", bad: true},
+		{amount: "1.5", asset: "USD", bad: true},
+		{amount: "1", asset: "0xUSDC", bad: true},
+		{amount: "99999999999999999999999", asset: "USD", bad: true},
+	}
+	for _, tt := range tests {
+		r := x402Requirement{Amount: tt.amount, Asset: tt.asset}
+		if tt.extra != "" {
+			r.Extra = json.RawMessage(tt.extra)
+		}
+		got, err := r.price()
+		if tt.bad != (err != nil) || !tt.bad && got != tt.want {
+			t.Errorf("%s %s %s: %v, %v; want %v (error: %v)", tt.amount, tt.asset, tt.extra, got, err, tt.want, tt.bad)
 		}
 	}
 }

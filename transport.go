@@ -185,7 +185,7 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 	switch {
 	case err != nil:
 		return nil, followUp{}, err
-	case paid.header != "":
+	case paid.scheme != nil:
 		return resp, followUp{out: prepared, paid: paid, answered: f.answered}, nil
 	}
 	if a, ok := t.base.(Answerer); ok {
@@ -265,7 +265,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, paid *offer) (
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if paid.header == "" && !tg.robotsTxt {
+	if paid.scheme == nil && !tg.robotsTxt {
 		if *paid, err = t.payer.upFront(ctx, o, tg.url); err != nil {
 			return nil, nil, "", err
 		}

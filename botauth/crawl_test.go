@@ -122,3 +122,41 @@ func TestCrawlSignsRobotsFetchPageAndRedirectHop(t *testing.T) {
 		}
 	})
 }
+
+// TestPaidRequestCoversItsPrice crawls a page a site charges for through
+// robots.NewTransport over the signer: the paid request carries
+// crawler-exact-price under a valid signature that covers it.
+func TestPaidRequestCoversItsPrice(t *testing.T) {
+	key := newKey(11)
+	rec := &recorder{}
+	srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case r.Header.Get("Crawler-Exact-Price") == "USD 0.01":
+			w.Header().Set("Crawler-Charged", "USD 0.01")
+			io.WriteString(w, "paid")
+		default:
+			w.Header().Set("Crawler-Price", "USD 0.01")
+			w.WriteHeader(http.StatusPaymentRequired)
+		}
+	})))
+	t.Cleanup(srv.Close)
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{key}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := robots.Payment{MaxPrice: robots.MustParsePrice("USD 0.01"), Budget: robots.MustParsePrice("USD 1")}
+	client := &http.Client{Transport: robots.NewTransport(signer, robots.Options{UserAgent: "TestBot/1.0", MinDelay: -1, Payment: pay})}
+	resp, err := client.Get(srv.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := rec.requests()
+	paid := got[len(got)-1]
+	v, err := verifyRequest(paid, publicKeys(key), time.Now())
+	if err != nil || v.covered[`"crawler-exact-price"`] != "USD 0.01" {
+		t.Errorf("the paid request: %v, covering %v; want a valid signature over crawler-exact-price", err, v.covered)
+	}
+}

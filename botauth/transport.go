@@ -129,8 +129,9 @@ type Options struct {
 // fetch and each redirect hop for its own URL. The signature covers
 // "@method", "@authority" and "@path" (RFC 9421 section 2.2), the
 // Signature-Agent field naming the key directory (its member, in the
-// Dictionary form), and a pay-per-crawl price the request offers
-// (crawler-exact-price, crawler-max-price); its parameters are
+// Dictionary form), and a pay-per-crawl price or payment the request
+// offers (crawler-exact-price, crawler-max-price, payment-signature); its
+// parameters are
 // "created", "expires", "keyid" (the key's JWK thumbprint), a "nonce" of
 // 64 random bytes fresh for each request, and "tag" (Tag). The query and
 // the body are not covered: a captured signature could be replayed, until
@@ -373,9 +374,10 @@ func (t *Transport) components(req *http.Request, authority string, agent agentF
 }
 
 // coveredFields are the request's header fields a signature covers when
-// the request carries them: the prices of Cloudflare's pay per crawl,
-// which a site takes only under the crawler's signature.
-var coveredFields = []string{"Crawler-Exact-Price", "Crawler-Max-Price"}
+// the request carries them: the prices of Cloudflare's pay per crawl and
+// its x402 form's payment, which a site takes only under the crawler's
+// signature.
+var coveredFields = []string{"Crawler-Exact-Price", "Crawler-Max-Price", "Payment-Signature"}
 
 // fieldValue is a header field's value in a signature base (RFC 9421
 // section 2.1): each line's value trimmed, joined by ", ".
