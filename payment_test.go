@@ -467,8 +467,9 @@ func TestPaymentSendsNothingPaidWhileTheStoreIsDown(t *testing.T) {
 // a request's PAYMENT-SIGNATURE accepts the latter as sent; then 200 with
 // PAYMENT-RESPONSE. settle false makes the settlement fail.
 type x402Site struct {
-	prices map[string]string
-	fail   bool
+	prices  map[string]string
+	fail    bool
+	network string // of its batch-settlement, if not cloudflare:402
 
 	mu      sync.Mutex
 	seen    map[string][]string // each path's PAYMENT-SIGNATURE values
@@ -476,7 +477,11 @@ type x402Site struct {
 }
 
 func (s *x402Site) requirement(path string) map[string]any {
-	return map[string]any{"scheme": "batch-settlement", "network": "cloudflare:402", "amount": s.prices[path],
+	network := s.network
+	if network == "" {
+		network = "cloudflare:402"
+	}
+	return map[string]any{"scheme": "batch-settlement", "network": network, "amount": s.prices[path],
 		"asset": "USD", "payTo": "merchant", "maxTimeoutSeconds": 60}
 }
 
@@ -567,6 +572,12 @@ func TestPaymentX402(t *testing.T) {
 		}
 	}
 
+	other := &x402Site{prices: map[string]string{"/a": "1"}, seen: map[string][]string{}, charged: map[string]int{}, network: "eip155:8453"}
+	tr, base = payingTransport(t, other, testPayment)
+	if _, err = fetchBody(t, tr, base+"/a"); !errors.As(err, &pe) || !strings.Contains(pe.Reason, "batch-settlement on eip155:8453") {
+		t.Errorf("a 402 offering batch-settlement on another network: %v; want a *PaymentError listing what it offers", err)
+	}
+
 	failing := &x402Site{prices: map[string]string{"/a": "1"}, fail: true, seen: map[string][]string{}, charged: map[string]int{}}
 	tr, base = payingTransport(t, failing, testPayment)
 	_, err = fetchBody(t, tr, base+"/a")
@@ -603,5 +614,133 @@ func TestX402AmountsInTheAssetsUnits(t *testing.T) {
 		if tt.bad != (err != nil) || !tt.bad && got != tt.want {
 			t.Errorf("%s %s %s: %v, %v; want %v (error: %v)", tt.amount, tt.asset, tt.extra, got, err, tt.want, tt.bad)
 		}
+	}
+}
+
+// TestPaymentNeverAnswersTwice: a site that asks again after the price
+// was offered (its price changed, InvalidCrawlerExactPrice) ends the
+// request with a *PaymentError after two requests, never a third.
+func TestPaymentNeverAnswersTwice(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, allowAll)
+			return
+		}
+		mu.Lock()
+		asked++
+		price := fmt.Sprintf("USD 0.0%d", asked)
+		mu.Unlock()
+		if r.Header.Get("Crawler-Exact-Price") != "" {
+			w.Header().Set("Crawler-Error", "InvalidCrawlerExactPrice")
+		}
+		w.Header().Set("Crawler-Price", price)
+		w.WriteHeader(http.StatusPaymentRequired)
+	}))
+	defer srv.Close()
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: testPayment})
+	done := make(chan error, 1)
+	go func() { _, err := fetchBody(t, tr, srv.URL+"/page"); done <- err }()
+	select {
+	case err := <-done:
+		var pe *PaymentError
+		if !errors.As(err, &pe) || pe.Reason != reasonRefused || pe.Code != "InvalidCrawlerExactPrice" {
+			t.Errorf("GET = %v; want a *PaymentError: the site did not take the price offered", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the request never ended: the transport answers 402s without end")
+	}
+	if asked != 2 {
+		t.Errorf("the site was asked %d times; want 2", asked)
+	}
+}
+
+// TestPaymentErrorResponsesAreNotSpent: a paid request answered with an
+// error (or with a charge on an error status) spends nothing: the budget
+// of one price still pays the next page.
+func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, allowAll)
+			return
+		}
+		if r.Header.Get("Crawler-Exact-Price") == "" && r.Header.Get("Crawler-Max-Price") == "" {
+			w.Header().Set("Crawler-Price", "USD 0.01")
+			w.WriteHeader(http.StatusPaymentRequired)
+			return
+		}
+		mu.Lock()
+		first := !failed[r.URL.Path]
+		failed[r.URL.Path] = true
+		mu.Unlock()
+		if first {
+			// A failure that even says it charged: an error is never spent.
+			w.Header().Set("Crawler-Charged", "USD 0.01")
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Crawler-Charged", "USD 0.01")
+		io.WriteString(w, "paid page")
+	}))
+	defer srv.Close()
+	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.01")}
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
+	for _, p := range []string{"/a", "/a"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p, err)
+		}
+		resp.Body.Close()
+	}
+	if st := tr.Stats(); st.Charged != 1 || st.Spent != MustParsePrice("USD 0.01") {
+		t.Errorf("Stats: Charged %d, Spent %v; want the one page paid, not the error", st.Charged, st.Spent)
+	}
+}
+
+// answeringBase is a base that answers every response with another
+// request, as a faulty Answerer would.
+type answeringBase struct {
+	mu    sync.Mutex
+	sends int
+}
+
+func (b *answeringBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path != "/robots.txt" {
+		b.mu.Lock()
+		b.sends++
+		b.mu.Unlock()
+	}
+	return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+func (b *answeringBase) Answer(req *http.Request, _ *http.Response) (*http.Request, error) {
+	return req.Clone(req.Context()), nil
+}
+
+// TestAnswererIsHeardOnce: a base that answers its own answer is stopped
+// after one, with an error: never a loop.
+func TestAnswererIsHeardOnce(t *testing.T) {
+	base := &answeringBase{}
+	tr := NewTransport(base, Options{MinDelay: -1})
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, "http://site.example/page", nil)
+		_, err := tr.RoundTrip(req)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "its own answer") {
+			t.Errorf("RoundTrip = %v; want the error of an answer answered again", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("RoundTrip never ended: an Answerer's answers are followed without end")
+	}
+	if base.sends != 2 {
+		t.Errorf("%d requests sent; want the request and one answer", base.sends)
 	}
 }
