@@ -744,3 +744,70 @@ func TestAnswererIsHeardOnce(t *testing.T) {
 		t.Errorf("%d requests sent; want the request and one answer", base.sends)
 	}
 }
+
+// TestPaymentAnswersThe402Codes: the codes a 402 carries with its price
+// are answered as the 402 they come with: MissingCrawlerPrice is paid
+// once; InvalidCrawlerMaxPrice, to a price offered up front, and
+// InvalidCrawlerExactPrice, to a price offered again, end the request.
+func TestPaymentAnswersThe402Codes(t *testing.T) {
+	tests := []struct {
+		code     string
+		upFront  bool // the origin is known to charge: the limit goes up front
+		price    string
+		paid     bool
+		requests int
+	}{
+		{"MissingCrawlerPrice", false, "USD 0.01", true, 2},
+		{"InvalidCrawlerMaxPrice", true, "USD 0.04", false, 1},
+		{"InvalidCrawlerExactPrice", false, "USD 0.01", false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			var mu sync.Mutex
+			requests := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == "/robots.txt":
+					io.WriteString(w, allowAll)
+					return
+				case r.URL.Path == "/first":
+					w.Header().Set("Crawler-Price", "USD 0.01")
+					w.WriteHeader(http.StatusPaymentRequired)
+					return
+				}
+				mu.Lock()
+				requests++
+				mu.Unlock()
+				exact, offered := r.Header.Get("Crawler-Exact-Price"), r.Header.Get("Crawler-Max-Price")
+				if exact == tt.price && tt.paid {
+					w.Header().Set("Crawler-Charged", exact)
+					io.WriteString(w, "paid page")
+					return
+				}
+				if exact != "" || offered != "" || tt.code == "MissingCrawlerPrice" {
+					w.Header().Set("Crawler-Error", tt.code)
+				}
+				w.Header().Set("Crawler-Price", tt.price)
+				w.WriteHeader(http.StatusPaymentRequired)
+			}))
+			defer srv.Close()
+			pay := Payment{MaxPrice: MustParsePrice("USD 0.05"), Budget: MustParsePrice("USD 0.03")}
+			tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay})
+			if tt.upFront {
+				// A 402 elsewhere on the origin: its pages then offer a price up front.
+				fetchBody(t, tr, srv.URL+"/first")
+			}
+			_, err := fetchBody(t, tr, srv.URL+"/page")
+			var pe *PaymentError
+			switch {
+			case tt.paid && err != nil:
+				t.Errorf("GET = %v; want the page, paid", err)
+			case !tt.paid && (!errors.As(err, &pe) || pe.Code != tt.code):
+				t.Errorf("GET = %v; want a *PaymentError with code %s", err, tt.code)
+			}
+			if requests != tt.requests {
+				t.Errorf("the page was requested %d times; want %d", requests, tt.requests)
+			}
+		})
+	}
+}
