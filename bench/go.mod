@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/crawlkit/robots/redisstore v0.0.0
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79 // indirect
 	github.com/maypok86/otter/v2 v2.4.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -21,3 +22,5 @@ require (
 )
 
 replace github.com/crawlkit/robots => ../
+
+replace github.com/crawlkit/robots/redisstore => ../redisstore

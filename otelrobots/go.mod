@@ -16,6 +16,7 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/crawlkit/robots/redisstore v0.0.0
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -39,3 +40,5 @@ require (
 )
 
 replace github.com/crawlkit/robots => ../
+
+replace github.com/crawlkit/robots/redisstore => ../redisstore

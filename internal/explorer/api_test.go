@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crawlkit/robots/internal/explorer/fixture"
 	"github.com/crawlkit/robots/internal/report"
 	"github.com/crawlkit/robots/policy"
 )
@@ -321,34 +322,6 @@ func TestDecideAtTheSizeLimit(t *testing.T) {
 	}
 }
 
-// pastTheCut is a robots.txt over 500 KiB: a * group whose rules go on
-// past the cut, and two groups that only the whole file has; cutLine is
-// the first line crawlers never read.
-func pastTheCut() (text string, cutLine int) {
-	var b strings.Builder
-	b.WriteString("User-agent: *\nDisallow: /a\n") // 1-2
-	filler := "# " + strings.Repeat("x", 60) + "\n"
-	line := 3
-	for b.Len()+len(filler) <= policy.MaxSize {
-		b.WriteString(filler)
-		line++
-	}
-	// A last comment ends 5 bytes short of the limit, so that the next
-	// line crosses it.
-	if pad := policy.MaxSize - b.Len() - 5; pad >= 2 {
-		b.WriteString("#" + strings.Repeat("x", pad-2) + "\n")
-		line++
-	}
-	cutLine = line
-	b.WriteString("Disallow: /deep\n")           // cutLine
-	b.WriteString("Allow: /a/open\n")            // cutLine+1
-	b.WriteString("\nUser-agent: LateBot\n")     // cutLine+2, +3
-	b.WriteString("Disallow: /\n")               // cutLine+4
-	b.WriteString("\nUser-agent: LateAllowed\n") // cutLine+5, +6
-	b.WriteString("Allow: /zzz\n")               // cutLine+7
-	return b.String(), cutLine
-}
-
 // TestDecidePastTheCut checks that a file over 500 KiB is decided as
 // crawlers read it, that the answer says where they stop and how many
 // lines they never read, and that each decision the unread part would
@@ -357,7 +330,7 @@ func pastTheCut() (text string, cutLine int) {
 // not change says nothing.
 func TestDecidePastTheCut(t *testing.T) {
 	srv := newServer(t, Options{})
-	robots, cut := pastTheCut()
+	robots, cut := fixture.PastTheCut()
 	tests := []struct {
 		name     string
 		agent    string

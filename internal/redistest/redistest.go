@@ -8,10 +8,15 @@
 // installed, except under CI=true, where a missing server is a failure:
 // .ci/run installs Debian's redis-server, so a skip there would hide a
 // broken install step.
+//
+// The server is redis-server, or the one REDISTEST_SERVER names:
+// REDISTEST_SERVER=valkey-server runs the same tests on Valkey, which
+// .ci/run does for every module that starts one.
 package redistest
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +59,7 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	if Installed() != nil {
-		skipnote.Require(t, "redis-server", installHint)
+		skipnote.Require(t, server, installHint)
 	}
 	s, err := Launch()
 	if err != nil {
@@ -64,16 +69,27 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// installHint says how to install redis-server.
-const installHint = "apt-get install redis-server"
+// server is the server binary the tests start: REDISTEST_SERVER, or
+// redis-server.
+var server = cmp.Or(os.Getenv("REDISTEST_SERVER"), "redis-server")
 
-// Installed reports, through its error, whether redis-server can be run.
+// installHint says how to install the server.
+var installHint = map[bool]string{
+	true:  "apt-get install redis-server",
+	false: "apt-get install " + server + " (Valkey: from bookworm-backports, apt-get install -t bookworm-backports valkey-server)",
+}[server == "redis-server"]
+
+// Installed reports, through its error, whether the server can be run.
 func Installed() error {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return fmt.Errorf("redistest: redis-server not installed (%s): %w", installHint, err)
+	if _, err := exec.LookPath(server); err != nil {
+		return fmt.Errorf("redistest: %s not installed (%s): %w", server, installHint, err)
 	}
 	return nil
 }
+
+// Engine returns the server binary the tests start ("redis-server",
+// "valkey-server").
+func Engine() string { return server }
 
 // Main runs the tests of a package whose every test and example needs
 // redis-server: without it, it prints why and skips them all, except under
@@ -84,7 +100,7 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "%v: the package's tests must run in CI\n", err)
 			os.Exit(1)
 		}
-		skipnote.Missing("redis-server", installHint)
+		skipnote.Missing(server, installHint)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -95,7 +111,7 @@ func Main(m *testing.M) {
 func Launch() (*Server, error) { return launch() }
 
 func launch(args ...string) (*Server, error) {
-	path, err := exec.LookPath("redis-server")
+	path, err := exec.LookPath(server)
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
@@ -150,7 +166,7 @@ func (s *Server) Restart() error {
 func StartReplica(t testing.TB, primary string) *Server {
 	t.Helper()
 	if Installed() != nil {
-		skipnote.Require(t, "redis-server", installHint)
+		skipnote.Require(t, server, installHint)
 	}
 	host, port, err := net.SplitHostPort(primary)
 	if err != nil {

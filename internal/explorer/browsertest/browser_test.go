@@ -1,4 +1,4 @@
-package explorer
+package browsertest
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/crawlkit/robots/internal/explorer"
+	"github.com/crawlkit/robots/internal/explorer/fixture"
 	"github.com/crawlkit/robots/internal/skipnote"
 )
 
@@ -79,7 +81,7 @@ func readLine(n string) string {
 // with its example, to FILE.
 func TestBrowser(t *testing.T) {
 	exe := browserPath(t)
-	srv := httptest.NewServer(New(Options{}))
+	srv := httptest.NewServer(explorer.New(explorer.Options{}))
 	t.Cleanup(srv.Close)
 
 	// A generous ceiling for the whole test: only a hang reaches it.
@@ -538,8 +540,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("file over 500 KiB shows the cut and the decision past it", func(t *testing.T) {
 		// The page starts with the file, as "robotstxt serve -robots"
 		// starts it; the link names the crawler and the URLs.
-		big, cut := pastTheCut()
-		bigSrv := httptest.NewServer(New(Options{Robots: big, Source: "big.txt"}))
+		big, cut := fixture.PastTheCut()
+		bigSrv := httptest.NewServer(explorer.New(explorer.Options{Robots: big, Source: "big.txt"}))
 		t.Cleanup(bigSrv.Close)
 		link := bigSrv.URL + "/?agents=ExampleBot&urls=" + url.QueryEscape("/deep/x\n/a/x")
 		if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitReady("#decisions")); err != nil {
