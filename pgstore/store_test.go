@@ -1,0 +1,235 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/fleettest"
+	"github.com/crawlkit/robots/internal/pgtest"
+	"github.com/crawlkit/robots/pgstore"
+)
+
+// openStore returns a Store on url under schema, its pool closed when t
+// ends.
+func openStore(t testing.TB, url, schema string, opts pgstore.Options) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 32
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	opts.Schema = schema
+	return pgstore.New(pool, opts), pool
+}
+
+func TestFleetConformance(t *testing.T) {
+	srv := pgtest.Start(t)
+	var n atomic.Int64
+	fleettest.Run(t, func(t *testing.T) robots.Fleet {
+		s, _ := openStore(t, srv.URL, fmt.Sprintf("case%d", n.Add(1)), pgstore.Options{Timeout: 10 * time.Second})
+		return s
+	})
+}
+
+// site is an origin that records when each page arrives.
+type site struct {
+	srv    *httptest.Server
+	robots atomic.Int64
+	mu     sync.Mutex
+	pages  []time.Time
+}
+
+func newSite(t testing.TB) *site {
+	s := &site{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			s.robots.Add(1)
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		s.mu.Lock()
+		s.pages = append(s.pages, time.Now())
+		s.mu.Unlock()
+		io.WriteString(w, "page")
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *site) arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.SortedFunc(slices.Values(s.pages), time.Time.Compare)
+}
+
+// crawl has workers request pages through tr until ctx ends.
+func crawl(ctx context.Context, wg *sync.WaitGroup, tr http.RoundTripper, base string, workers int) {
+	client := &http.Client{Transport: tr}
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				rctx, cancel := context.WithTimeout(ctx, time.Minute)
+				req, _ := http.NewRequestWithContext(rctx, http.MethodGet, fmt.Sprintf("%s/w%d/%d", base, w, i), nil)
+				resp, err := client.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+				cancel()
+			}
+		})
+	}
+}
+
+// TestFleetSurvivesTruncatedTables: 3 members of 4 workers each crawl one
+// origin through one PostgreSQL, their queued workers holding slots
+// ahead; the store's tables are truncated, as a restore from an old
+// backup would leave them. From Cooldown plus one delay after it, no two
+// requests reach the site closer than 0.9 of the delay (a sender woken
+// late on a loaded machine has the rest), whichever members sent them,
+// and the fleet keeps sending.
+func TestFleetSurvivesTruncatedTables(t *testing.T) {
+	const (
+		delay    = 500 * time.Millisecond
+		cooldown = 300 * time.Millisecond
+	)
+	srv := pgtest.Start(t)
+	s := newSite(t)
+	var pool *pgxpool.Pool
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 3 {
+		store, p := openStore(t, srv.URL, "fleet", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
+		pool = p
+		crawl(ctx, &wg, robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store}), s.srv.URL, 4)
+	}
+	t.Cleanup(func() { stop(); wg.Wait() })
+	deadline := time.Now().Add(time.Minute)
+	for len(s.arrivals()) < 6 {
+		if time.Now().After(deadline) {
+			t.Fatal("the fleet sent fewer than 6 requests in a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := pool.Exec(context.Background(), `TRUNCATE fleet.records, fleet.leases, fleet.paces, fleet.members, fleet.budgets, fleet.budget_urls`); err != nil {
+		t.Fatal(err)
+	}
+	truncated := time.Now()
+	time.Sleep(cooldown + delay + 10*delay)
+	stop()
+	wg.Wait()
+	pages := s.arrivals()
+	settled := truncated.Add(cooldown + delay)
+	after := 0
+	for k := 1; k < len(pages); k++ {
+		if pages[k-1].Before(settled) {
+			continue
+		}
+		after++
+		if gap := pages[k].Sub(pages[k-1]); gap < delay*9/10 {
+			t.Errorf("requests %v and %v after the truncation reached the site %v apart; want at least %v",
+				pages[k-1].Sub(truncated).Round(time.Millisecond), pages[k].Sub(truncated).Round(time.Millisecond), gap, delay*9/10)
+		}
+	}
+	if after < 5 {
+		t.Errorf("%d requests in the %v after the fleet settled; want it to keep sending, near one a delay", after, 10*delay)
+	}
+	t.Logf("%d requests, %d after the truncation settled", len(pages), after)
+}
+
+// Environment of a worker process of TestFleetProcesses.
+const (
+	workerURLEnv  = "PGSTORE_WORKER_URL"
+	workerSiteEnv = "PGSTORE_WORKER_SITE"
+)
+
+const processDelay = 200 * time.Millisecond
+
+// TestFleetProcesses runs 3 OS processes (this test binary re-executed
+// as TestFleetWorker), each of 4 workers, sharing one origin's pace
+// through one PostgreSQL: no two requests reach the site closer than 0.9
+// of the delay, and its robots.txt is fetched once.
+func TestFleetProcesses(t *testing.T) {
+	srv := pgtest.Start(t)
+	s := newSite(t)
+	// The schema is made once, before the processes race to use it.
+	store, _ := openStore(t, srv.URL, "procs", pgstore.Options{})
+	if err := store.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFleetWorker$", "-test.count=1")
+			cmd.Env = append(os.Environ(), workerURLEnv+"="+srv.URL, workerSiteEnv+"="+s.srv.URL)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("process %d: %v\n%s", i, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	pages := s.arrivals()
+	if len(pages) != 3*4*3 {
+		t.Errorf("%d pages arrived; want 36", len(pages))
+	}
+	for k := 1; k < len(pages); k++ {
+		if gap := pages[k].Sub(pages[k-1]); gap < processDelay*9/10 {
+			t.Errorf("requests %d and %d reached the site %v apart; want at least %v", k-1, k, gap, processDelay*9/10)
+		}
+	}
+	if n := s.robots.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times by 3 processes; want once", n)
+	}
+}
+
+// TestFleetWorker is one process of TestFleetProcesses; run by itself it
+// has nothing to do.
+func TestFleetWorker(t *testing.T) {
+	url, base := os.Getenv(workerURLEnv), os.Getenv(workerSiteEnv)
+	if url == "" {
+		t.Skip("a worker process of TestFleetProcesses")
+	}
+	store, _ := openStore(t, url, "procs", pgstore.Options{Timeout: 5 * time.Second})
+	client := &http.Client{Transport: robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: processDelay, Fleet: store})}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 3 {
+				resp, err := client.Get(base + "/p" + strconv.Itoa(os.Getpid()) + "/" + strconv.Itoa(w) + "/" + strconv.Itoa(i))
+				if err != nil {
+					t.Errorf("request: %v", err)
+					continue
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if st := store.Stats(); st.Errors != 0 {
+		t.Errorf("store stats %+v; want no error", st)
+	}
+}
+
