@@ -174,6 +174,17 @@ func (s *Server) Restart() error {
 	return fmt.Errorf("pgtest: restart: %w", err)
 }
 
+// PID returns the server's (the postmaster's) process id, 0 when it is
+// stopped; each connection is served by a child of it.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Pid
+}
+
 // Remove stops the server and removes its cluster.
 func (s *Server) Remove() {
 	s.Stop()

@@ -108,10 +108,24 @@ func Main(m *testing.M) {
 
 // Launch starts redis-server and waits until it answers. The caller stops
 // it.
-func Launch() (*Server, error) { return launch() }
+func Launch() (*Server, error) { return launch(server) }
 
-func launch(args ...string) (*Server, error) {
-	path, err := exec.LookPath(server)
+// LaunchEngine is Launch for the server binary engine ("valkey-server"),
+// whatever REDISTEST_SERVER says: for a benchmark of both in one run.
+func LaunchEngine(engine string) (*Server, error) { return launch(engine) }
+
+// PID returns the server's process id, 0 when it is stopped.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Pid
+}
+
+func launch(engine string, args ...string) (*Server, error) {
+	path, err := exec.LookPath(engine)
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
@@ -175,7 +189,7 @@ func StartReplica(t testing.TB, primary string) *Server {
 	// A replica stores the copy its primary sends in an RDB file before
 	// loading it, "--save" notwithstanding: in a directory of t's, not
 	// the package's.
-	s, err := launch("--replicaof", host, port, "--dir", t.TempDir())
+	s, err := launch(server, "--replicaof", host, port, "--dir", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
