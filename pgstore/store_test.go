@@ -232,4 +232,3 @@ func TestFleetWorker(t *testing.T) {
 		t.Errorf("store stats %+v; want no error", st)
 	}
 }
-
