@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/crawlkit/robots"
@@ -177,6 +178,12 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 	}
 	v, err := fn(ctx)
 	if err != nil {
+		if missingSchema(err) {
+			// The tables or functions are gone (a restore from a backup
+			// older than them, a schema dropped): the next call makes
+			// them again.
+			s.migrated.Store(false)
+		}
 		return zero, s.failed(ctx, op, err)
 	}
 	if s.down.Swap(false) {
@@ -184,6 +191,20 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 	}
 	s.sweep()
 	return v, nil
+}
+
+// missingSchema reports an error of a table, function or schema that does
+// not exist.
+func missingSchema(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "42P01", "42883", "3F000": // undefined_table, undefined_function, invalid_schema_name
+		return true
+	}
+	return false
 }
 
 // failed counts err, the failure of op, starts a cooldown unless the

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -230,5 +231,68 @@ func TestFleetWorker(t *testing.T) {
 	wg.Wait()
 	if st := store.Stats(); st.Errors != 0 {
 		t.Errorf("store stats %+v; want no error", st)
+	}
+}
+
+// TestOutageFailsFastThenRecovers: with the server down a call fails
+// with ErrUnavailable, the next ones within Cooldown are skipped without
+// trying (robots.ErrStoreSkipped), and once the server is back (its data
+// kept, as after a crash) the store answers again with what it held.
+func TestOutageFailsFastThenRecovers(t *testing.T) {
+	srv := pgtest.Start(t)
+	const cooldown = 300 * time.Millisecond
+	store, _ := openStore(t, srv.URL, "outage", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
+	ctx := context.Background()
+	key := robots.RecordKey{Origin: "https://site.example"}
+	if ok, err := store.Swap(ctx, key, nil, []byte("v1")); !ok || err != nil {
+		t.Fatalf("Swap = %v, %v", ok, err)
+	}
+	srv.Stop()
+	if _, _, err := store.Load(ctx, key); !errors.Is(err, pgstore.ErrUnavailable) || errors.Is(err, robots.ErrStoreSkipped) {
+		t.Errorf("Load with the server down = %v; want ErrUnavailable, tried", err)
+	}
+	if _, _, err := store.Load(ctx, key); !errors.Is(err, robots.ErrStoreSkipped) {
+		t.Errorf("Load within the cooldown = %v; want ErrStoreSkipped", err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v, found, err := store.Load(ctx, key)
+		if err == nil {
+			if !found || string(v) != "v1" {
+				t.Errorf("after the restart Load = %q, %v; want the record kept", v, found)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store did not answer within a minute of the restart: %v", err)
+		}
+		time.Sleep(cooldown)
+	}
+}
+
+// TestDroppedSchemaIsMadeAgain: a schema dropped under a running store
+// (a restore from a backup older than it) costs the calls of one
+// cooldown; the store then makes it again and answers.
+func TestDroppedSchemaIsMadeAgain(t *testing.T) {
+	srv := pgtest.Start(t)
+	const cooldown = 100 * time.Millisecond
+	store, pool := openStore(t, srv.URL, "dropped", pgstore.Options{Timeout: 5 * time.Second, Cooldown: cooldown})
+	ctx := context.Background()
+	key := robots.RecordKey{Origin: "https://site.example"}
+	if _, err := store.Swap(ctx, key, nil, []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DROP SCHEMA dropped CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Load(ctx, key); err == nil {
+		t.Fatal("Load on a dropped schema answered")
+	}
+	time.Sleep(2 * cooldown)
+	if ok, err := store.Swap(ctx, key, nil, []byte("v2")); !ok || err != nil {
+		t.Errorf("Swap after the cooldown = %v, %v; want the schema made again and the record stored", ok, err)
 	}
 }

@@ -194,7 +194,7 @@ func (s *Server) Remove() {
 func (s *Server) start() error {
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"),
 		"-p", strconv.Itoa(s.port), "-k", s.dir, "-c", "listen_addresses=127.0.0.1",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "log_min_messages=warning")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
