@@ -103,60 +103,87 @@ func crawl(ctx context.Context, wg *sync.WaitGroup, tr http.RoundTripper, base s
 	}
 }
 
-// TestFleetSurvivesTruncatedTables: 3 members of 4 workers each crawl one
-// origin through one PostgreSQL, their queued workers holding slots
-// ahead; the store's tables are truncated, as a restore from an old
-// backup would leave them. From Cooldown plus one delay after it, no two
-// requests reach the site closer than 0.9 of the delay (a sender woken
-// late on a loaded machine has the rest), whichever members sent them,
-// and the fleet keeps sending.
-func TestFleetSurvivesTruncatedTables(t *testing.T) {
+// TestFleetSurvivesLosingItsState: 3 members crawl through one
+// PostgreSQL, their queued workers holding slots ahead, one origin or
+// 40 of them; the store then loses state: its tables truncated, as a
+// restore from an old backup leaves them, or the server killed and
+// started again on its data. From Cooldown plus one delay after it, no
+// two requests reach an origin closer than 0.9 of the delay (a sender
+// woken late on a loaded machine has the rest), whichever members sent
+// them, and the fleet keeps sending.
+func TestFleetSurvivesLosingItsState(t *testing.T) {
 	const (
 		delay    = 500 * time.Millisecond
 		cooldown = 300 * time.Millisecond
 	)
-	srv := pgtest.Start(t)
-	s := newSite(t)
-	var pool *pgxpool.Pool
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range 3 {
-		store, p := openStore(t, srv.URL, "fleet", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
-		pool = p
-		crawl(ctx, &wg, robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store}), s.srv.URL, 4)
+	for _, tt := range []struct {
+		name             string
+		origins, workers int // per member
+		restart          bool
+	}{
+		{"truncated, one origin", 1, 4, false},
+		{"truncated, 40 origins", 40, 2, false},
+		{"restarted, one origin", 1, 4, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := pgtest.Start(t)
+			sites := make([]*site, tt.origins)
+			for i := range sites {
+				sites[i] = newSite(t)
+			}
+			var pool *pgxpool.Pool
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for range 3 {
+				store, p := openStore(t, srv.URL, "fleet", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
+				pool = p
+				tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store})
+				for _, s := range sites {
+					crawl(ctx, &wg, tr, s.srv.URL, tt.workers)
+				}
+			}
+			t.Cleanup(func() { stop(); wg.Wait() })
+			deadline := time.Now().Add(time.Minute)
+			for len(sites[0].arrivals()) < 6 {
+				if time.Now().After(deadline) {
+					t.Fatal("the fleet sent fewer than 6 requests to an origin in a minute")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if tt.restart {
+				srv.Stop()
+				time.Sleep(2 * delay)
+				if err := srv.Restart(); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := pool.Exec(context.Background(), `TRUNCATE fleet.records, fleet.leases, fleet.paces, fleet.members, fleet.budgets, fleet.budget_urls`); err != nil {
+				t.Fatal(err)
+			}
+			lost := time.Now()
+			time.Sleep(cooldown + delay + 10*delay)
+			stop()
+			wg.Wait()
+			settled := lost.Add(cooldown + delay)
+			after := 0
+			for i, s := range sites {
+				pages := s.arrivals()
+				for k := 1; k < len(pages); k++ {
+					if pages[k-1].Before(settled) {
+						continue
+					}
+					after++
+					if gap := pages[k].Sub(pages[k-1]); gap < delay*9/10 {
+						t.Errorf("origin %d: requests %v and %v after the loss reached the site %v apart; want at least %v",
+							i, pages[k-1].Sub(lost).Round(time.Millisecond), pages[k].Sub(lost).Round(time.Millisecond), gap, delay*9/10)
+					}
+				}
+			}
+			if after < 5*tt.origins {
+				t.Errorf("%d requests to %d origins in the %v after the fleet settled; want it to keep sending, near one a delay each", after, tt.origins, 10*delay)
+			}
+			t.Logf("%d requests to %d origins after the fleet settled", after, tt.origins)
+		})
 	}
-	t.Cleanup(func() { stop(); wg.Wait() })
-	deadline := time.Now().Add(time.Minute)
-	for len(s.arrivals()) < 6 {
-		if time.Now().After(deadline) {
-			t.Fatal("the fleet sent fewer than 6 requests in a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if _, err := pool.Exec(context.Background(), `TRUNCATE fleet.records, fleet.leases, fleet.paces, fleet.members, fleet.budgets, fleet.budget_urls`); err != nil {
-		t.Fatal(err)
-	}
-	truncated := time.Now()
-	time.Sleep(cooldown + delay + 10*delay)
-	stop()
-	wg.Wait()
-	pages := s.arrivals()
-	settled := truncated.Add(cooldown + delay)
-	after := 0
-	for k := 1; k < len(pages); k++ {
-		if pages[k-1].Before(settled) {
-			continue
-		}
-		after++
-		if gap := pages[k].Sub(pages[k-1]); gap < delay*9/10 {
-			t.Errorf("requests %v and %v after the truncation reached the site %v apart; want at least %v",
-				pages[k-1].Sub(truncated).Round(time.Millisecond), pages[k].Sub(truncated).Round(time.Millisecond), gap, delay*9/10)
-		}
-	}
-	if after < 5 {
-		t.Errorf("%d requests in the %v after the fleet settled; want it to keep sending, near one a delay", after, 10*delay)
-	}
-	t.Logf("%d requests, %d after the truncation settled", len(pages), after)
 }
 
 // Environment of a worker process of TestFleetProcesses.
