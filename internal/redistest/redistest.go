@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots/internal/skipnote"
+	"github.com/crawlkit/robots/internal/testproc"
 )
 
 // startCeiling is a generous bound on how long redis-server may take to
@@ -51,7 +52,7 @@ type Server struct {
 	// mu protects proc and exited.
 	mu     sync.Mutex
 	proc   *os.Process
-	exited chan error
+	exited <-chan error
 }
 
 // Start starts redis-server for t and stops it when t ends. It skips t when
@@ -388,27 +389,11 @@ func (s *Server) start() error {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// The server dies with the test process, even one killed by its
-	// timeout, which runs no cleanup: the kernel kills it when the
-	// process ends (Linux), and a watchdog shell kills it within a
-	// second of that otherwise.
-	cmd.SysProcAttr = serverAttr()
-	if err := cmd.Start(); err != nil {
+	// timeout (package testproc).
+	exited, err := testproc.Start(cmd)
+	if err != nil {
 		return err
 	}
-	watchdog := exec.Command("sh", "-c", "while kill -0 $0 2>/dev/null; do sleep 1; done; kill -9 $1 2>/dev/null",
-		strconv.Itoa(os.Getpid()), strconv.Itoa(cmd.Process.Pid))
-	if err := watchdog.Start(); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return fmt.Errorf("watchdog: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		_ = watchdog.Process.Kill()
-		_ = watchdog.Wait()
-		exited <- err
-	}()
 	deadline := time.Now().Add(startCeiling)
 	for time.Now().Before(deadline) {
 		select {
