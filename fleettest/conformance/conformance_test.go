@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -31,17 +32,19 @@ func TestRedisStore(t *testing.T) {
 	})
 }
 
-// startRedis starts redis-server on a free loopback port, with persistence
-// off, killed when t ends, and returns its address. It skips t when
-// redis-server is not installed, unless CI=true, where that fails.
+// startRedis starts redis-server (or the server REDISTEST_SERVER names,
+// valkey-server) on a free loopback port, with persistence off, killed
+// when t ends, and returns its address. It skips t when the server is not
+// installed, unless CI=true, where that fails.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
+	server := cmp.Or(os.Getenv("REDISTEST_SERVER"), "redis-server")
+	path, err := exec.LookPath(server)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server not installed (apt-get install redis-server): %v; the conformance tests must run in CI", err)
+			t.Fatalf("%s not installed (apt-get install %s): %v; the conformance tests must run in CI", server, server, err)
 		}
-		t.Skipf("redis-server not installed (apt-get install redis-server): %v", err)
+		t.Skipf("%s not installed (apt-get install %s): %v", server, server, err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
