@@ -451,3 +451,45 @@ func TestScrapeFrontier(t *testing.T) {
 		`robots_frontier_refusals_total{robots_reason="preference"}`:  0,
 	})
 }
+
+// TestScrapePayment checks the payment instruments: a page paid once, its
+// charge summed in the currency's millionths, and a page over the limit
+// refused.
+func TestScrapePayment(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case r.URL.Path == "/dear":
+			w.Header().Set("Crawler-Price", "USD 1.00")
+			w.WriteHeader(http.StatusPaymentRequired)
+		case r.Header.Get("Crawler-Exact-Price") == "USD 0.02":
+			w.Header().Set("Crawler-Charged", "USD 0.02")
+			io.WriteString(w, "paid")
+		default:
+			w.Header().Set("Crawler-Price", "USD 0.02")
+			w.WriteHeader(http.StatusPaymentRequired)
+		}
+	}))
+	t.Cleanup(site.Close)
+	pay := robots.Payment{MaxPrice: robots.MustParsePrice("USD 0.05"), Budget: robots.MustParsePrice("USD 1")}
+	tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot/1.0", MinDelay: -1, Payment: pay})
+	provider, scrapeNow := prometheusServer(t)
+	if _, err := otelrobots.Register(tr, provider); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	resp, err := client.Get(site.URL + "/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := client.Get(site.URL + "/dear"); !errors.Is(err, robots.ErrPaymentRequired) {
+		t.Fatalf("a page over the limit: %v; want ErrPaymentRequired", err)
+	}
+	scrapeNow().expect(t, map[string]float64{
+		`robots_payment_charged_total`:                      1,
+		`robots_payment_spent_total{robots_currency="USD"}`: 20000,
+		`robots_payment_refused_total`:                      1,
+	})
+}
