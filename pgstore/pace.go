@@ -79,6 +79,7 @@ func (s *Store) Pause(ctx context.Context, origin robots.OriginKey, until time.T
 				pause = CASE WHEN p.expires < now() THEN EXCLUDED.pause ELSE GREATEST(COALESCE(p.pause, 0), EXCLUDED.pause) END,
 				last = CASE WHEN p.expires < now() THEN NULL ELSE p.last END,
 				epoch = CASE WHEN p.expires < now() THEN NULL ELSE p.epoch END,
+				members = CASE WHEN p.expires < now() THEN '{}' ELSE p.members END,
 				expires = GREATEST(p.expires, EXCLUDED.expires)`,
 			string(origin), until.UnixMicro(), keep.Milliseconds())
 		return struct{}{}, err

@@ -25,20 +25,17 @@ CREATE TABLE IF NOT EXISTS %[1]s.leases (
 	expires timestamptz NOT NULL
 );
 
+-- members maps each member pacing the origin to when it stops counting:
+-- kept in the origin's row, so that a reservation reads and writes one
+-- row, as redisstore keeps them in the origin's hash.
 CREATE TABLE IF NOT EXISTS %[1]s.paces (
 	origin  text PRIMARY KEY,
 	last    bigint,
 	pause   bigint,
 	epoch   text,
 	keep    bigint NOT NULL DEFAULT 0,
+	members jsonb NOT NULL DEFAULT '{}',
 	expires timestamptz NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS %[1]s.members (
-	origin  text NOT NULL,
-	member  text NOT NULL,
-	until   bigint NOT NULL,
-	PRIMARY KEY (origin, member)
 );
 
 CREATE TABLE IF NOT EXISTS %[1]s.budgets (
@@ -76,6 +73,8 @@ DECLARE
 	v_seen bigint;
 	v_upto bigint;
 	v_members integer;
+	v_map jsonb;
+	v_cur bigint;
 BEGIN
 	IF p_peek THEN
 		SELECT * INTO r FROM %[1]s.paces WHERE paces.origin = p_origin AND paces.expires >= now();
@@ -83,8 +82,7 @@ BEGIN
 		INSERT INTO %[1]s.paces (origin, expires) VALUES (p_origin, now()) ON CONFLICT (origin) DO NOTHING;
 		SELECT * INTO r FROM %[1]s.paces WHERE paces.origin = p_origin FOR UPDATE;
 		IF r.expires < now() THEN
-			r.last := NULL; r.pause := NULL; r.epoch := NULL; r.keep := 0;
-			DELETE FROM %[1]s.members WHERE members.origin = p_origin;
+			r.last := NULL; r.pause := NULL; r.epoch := NULL; r.keep := 0; r.members := '{}';
 		END IF;
 	END IF;
 	v_epoch := COALESCE(r.epoch, p_epoch);
@@ -106,10 +104,17 @@ BEGIN
 		v_reserved := false;
 	END IF;
 	v_seen := CASE WHEN v_reserved THEN v_at + p_window ELSE p_now + p_window END;
-	DELETE FROM %[1]s.members WHERE members.origin = p_origin AND members.until < p_now AND members.member <> p_member;
-	INSERT INTO %[1]s.members (origin, member, until) VALUES (p_origin, p_member, v_seen)
-		ON CONFLICT (origin, member) DO UPDATE SET until = GREATEST(members.until, EXCLUDED.until);
-	SELECT count(*) INTO v_members FROM %[1]s.members WHERE members.origin = p_origin;
+	-- The members still counting (this one whatever its time), then this
+	-- one's time raised to v_seen.
+	SELECT COALESCE(jsonb_object_agg(m.key, m.value), '{}'::jsonb), count(*)
+		INTO v_map, v_members
+		FROM jsonb_each(COALESCE(r.members, '{}'::jsonb)) AS m
+		WHERE m.key = p_member OR (m.value #>> '{}')::bigint >= p_now;
+	v_cur := (v_map ->> p_member)::bigint;
+	IF v_cur IS NULL THEN
+		v_members := v_members + 1;
+	END IF;
+	v_map := v_map || jsonb_build_object(p_member, GREATEST(COALESCE(v_cur, v_seen), v_seen));
 	v_upto := GREATEST(v_seen, p_now);
 	IF v_last IS NOT NULL THEN
 		v_upto := GREATEST(v_upto, v_last + p_interval);
@@ -122,7 +127,7 @@ BEGIN
 		v_upto := GREATEST(v_upto, r.pause);
 	END IF;
 	v_upto := GREATEST(v_upto, COALESCE(r.keep, 0));
-	UPDATE %[1]s.paces SET last = v_last, pause = r.pause, epoch = v_epoch, keep = v_upto,
+	UPDATE %[1]s.paces SET last = v_last, pause = r.pause, epoch = v_epoch, keep = v_upto, members = v_map,
 		expires = now() + make_interval(secs => (v_upto - p_now) / 1e6 + p_margin_ms / 1e3)
 		WHERE paces.origin = p_origin;
 	RETURN QUERY SELECT v_reserved, v_at, v_members, v_epoch;

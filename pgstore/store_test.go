@@ -156,7 +156,7 @@ func TestFleetSurvivesLosingItsState(t *testing.T) {
 				if err := srv.Restart(); err != nil {
 					t.Fatal(err)
 				}
-			} else if _, err := pool.Exec(context.Background(), `TRUNCATE fleet.records, fleet.leases, fleet.paces, fleet.members, fleet.budgets, fleet.budget_urls`); err != nil {
+			} else if _, err := pool.Exec(context.Background(), `TRUNCATE fleet.records, fleet.leases, fleet.paces, fleet.budgets, fleet.budget_urls`); err != nil {
 				t.Fatal(err)
 			}
 			lost := time.Now()
