@@ -11,7 +11,6 @@
 package pgtest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -20,7 +19,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,9 +45,8 @@ type Server struct {
 	cred     *syscall.Credential
 	port     int
 
-	mu     sync.Mutex
-	proc   *os.Process
-	exited <-chan error
+	mu   sync.Mutex
+	proc *testproc.Process // nil while stopped
 }
 
 // binDir returns the directory of Debian's newest PostgreSQL binaries,
@@ -153,12 +150,10 @@ func postgresUser(dir string) (*syscall.Credential, error) {
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil {
-		return
+	if s.proc != nil {
+		s.proc.Stop()
+		s.proc = nil
 	}
-	_ = s.proc.Kill()
-	<-s.exited
-	s.proc, s.exited = nil, nil
 }
 
 // Restart starts a stopped server again on the same address and data,
@@ -183,7 +178,7 @@ func (s *Server) PID() int {
 	if s.proc == nil {
 		return 0
 	}
-	return s.proc.Pid
+	return s.proc.PID()
 }
 
 // Remove stops the server and removes its cluster.
@@ -197,34 +192,20 @@ func (s *Server) start() error {
 		"-p", strconv.Itoa(s.port), "-k", s.dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "log_min_messages=warning")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	ready := func() error {
+		return exec.Command(filepath.Join(s.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port)).Run()
+	}
 	// The server dies with the test process, even one killed by its
 	// timeout (package testproc).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	exited, err := testproc.Start(cmd)
+	proc, err := testproc.Start(cmd, ready, 20*time.Millisecond, startCeiling)
 	if err != nil {
-		return err
+		return fmt.Errorf("port %d: %w", s.port, err)
 	}
-	deadline := time.Now().Add(startCeiling)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("postgres on port %d exited: %v: %s", s.port, err, out.String())
-		default:
-		}
-		ready := exec.Command(filepath.Join(s.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port))
-		if ready.Run() == nil {
-			s.mu.Lock()
-			s.proc, s.exited = cmd.Process, exited
-			s.mu.Unlock()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-	return errors.New("postgres did not answer within " + startCeiling.String() + ": " + out.String())
+	s.mu.Lock()
+	s.proc = proc
+	s.mu.Unlock()
+	return nil
 }
 
 func freePort() (int, error) {

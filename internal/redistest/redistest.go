@@ -49,10 +49,9 @@ type Server struct {
 	// ones.
 	args []string
 
-	// mu protects proc and exited.
-	mu     sync.Mutex
-	proc   *os.Process
-	exited <-chan error
+	// mu protects proc, replaced by Restart.
+	mu   sync.Mutex
+	proc *testproc.Process // nil while stopped
 }
 
 // Start starts redis-server for t and stops it when t ends. It skips t when
@@ -122,7 +121,7 @@ func (s *Server) PID() int {
 	if s.proc == nil {
 		return 0
 	}
-	return s.proc.Pid
+	return s.proc.PID()
 }
 
 func launch(engine string, args ...string) (*Server, error) {
@@ -150,12 +149,10 @@ func launch(engine string, args ...string) (*Server, error) {
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc == nil {
-		return
+	if s.proc != nil {
+		s.proc.Stop()
+		s.proc = nil
 	}
-	_ = s.proc.Kill()
-	<-s.exited
-	s.proc, s.exited = nil, nil
 }
 
 // Restart starts a stopped server again on the same address, empty, and
@@ -386,32 +383,16 @@ func (s *Server) start() error {
 		"--repl-diskless-sync", "yes",
 		"--loglevel", "warning",
 	}, s.args...)...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
 	// The server dies with the test process, even one killed by its
 	// timeout (package testproc).
-	exited, err := testproc.Start(cmd)
+	proc, err := testproc.Start(cmd, func() error { return ping(s.Addr) }, 10*time.Millisecond, startCeiling)
 	if err != nil {
-		return err
+		return fmt.Errorf("port %d: %w", s.port, err)
 	}
-	deadline := time.Now().Add(startCeiling)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("redis-server on port %d exited: %v: %s", s.port, err, out.String())
-		default:
-		}
-		if ping(s.Addr) == nil {
-			s.mu.Lock()
-			s.proc, s.exited = cmd.Process, exited
-			s.mu.Unlock()
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-	return fmt.Errorf("redis-server on port %d did not answer within %v: %s", s.port, startCeiling, out.String())
+	s.mu.Lock()
+	s.proc = proc
+	s.mu.Unlock()
+	return nil
 }
 
 func freePort() (int, error) {

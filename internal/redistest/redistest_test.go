@@ -27,7 +27,7 @@ func TestServerDiesWithTestProcess(t *testing.T) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		fmt.Println("pid", s.proc.Pid)
+		fmt.Println("pid", s.PID())
 		time.Sleep(time.Minute)
 		os.Exit(1)
 	}
