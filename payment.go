@@ -285,18 +285,8 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	if resp.StatusCode != http.StatusPaymentRequired && code == "" && settleErr == nil {
 		return offer{}, nil
 	}
-	var q Quote
-	quoted, err := false, error(nil)
-	var by PaymentScheme
-	if resp.StatusCode == http.StatusPaymentRequired {
-		for _, s := range p.pay.Schemes {
-			if q, quoted, err = s.Quote(resp); quoted {
-				by = s
-				break
-			}
-		}
-	}
-	if !quoted && code == "" && settleErr == nil {
+	q, by, err := p.quote(resp)
+	if by == nil && code == "" && settleErr == nil {
 		return offer{}, nil // a 402 in no form spoken: a response
 	}
 	drain(resp)
@@ -308,7 +298,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 			return offer{}, p.backOff(ctx, o, l, req.URL, code)
 		}
 		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError, code, nil, -1)
-	case err != nil || !quoted:
+	case err != nil || by == nil:
 		reason := reasonSiteError
 		if err != nil {
 			reason += ": " + err.Error()
@@ -344,6 +334,21 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 		return offer{}, p.refuse(req.URL, price, reasonBudget, code, nil, r.Left)
 	}
 	return offer{scheme: by, quote: q, reserved: price.Micros, url: key}, nil
+}
+
+// quote reads a 402 in the first of Payment.Schemes that reads it: the
+// price, the scheme (nil when none does, or resp is no 402) and the
+// error of a 402 in its form that cannot be read.
+func (p *payer) quote(resp *http.Response) (Quote, PaymentScheme, error) {
+	if resp.StatusCode != http.StatusPaymentRequired {
+		return Quote{}, nil, nil
+	}
+	for _, s := range p.pay.Schemes {
+		if q, ok, err := s.Quote(resp); ok {
+			return q, s, err
+		}
+	}
+	return Quote{}, nil, nil
 }
 
 // release gives back what the ledger holds for an offer not sent.
