@@ -109,7 +109,10 @@ func payingTransport(t *testing.T, site http.Handler, pay Payment) (*Transport, 
 
 func fetchBody(t *testing.T, tr http.RoundTripper, u string) (string, error) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	// A generous ceiling: only a transport that loops reaches it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		return "", err

@@ -64,7 +64,8 @@ func challengedClient(t *testing.T, site *challengingSite, minDelay time.Duratio
 		t.Fatal(err)
 	}
 	site.base = &timingSigner{Transport: signer}
-	return &http.Client{Transport: robots.NewTransport(site.base, robots.Options{UserAgent: "TestBot/1.0", MinDelay: minDelay})}, srv.URL
+	// A generous ceiling on each request: only a loop reaches it.
+	return &http.Client{Timeout: time.Minute, Transport: robots.NewTransport(site.base, robots.Options{UserAgent: "TestBot/1.0", MinDelay: minDelay})}, srv.URL
 }
 
 // timingSigner records when each page request is handed to the signer,

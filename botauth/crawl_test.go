@@ -147,7 +147,7 @@ func TestPaidRequestCoversItsPrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	pay := robots.Payment{MaxPrice: robots.MustParsePrice("USD 0.01"), Budget: robots.MustParsePrice("USD 1")}
-	client := &http.Client{Transport: robots.NewTransport(signer, robots.Options{UserAgent: "TestBot/1.0", MinDelay: -1, Payment: pay})}
+	client := &http.Client{Timeout: time.Minute, Transport: robots.NewTransport(signer, robots.Options{UserAgent: "TestBot/1.0", MinDelay: -1, Payment: pay})}
 	resp, err := client.Get(srv.URL + "/page")
 	if err != nil {
 		t.Fatal(err)

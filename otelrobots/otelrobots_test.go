@@ -478,7 +478,7 @@ func TestScrapePayment(t *testing.T) {
 	if _, err := otelrobots.Register(tr, provider); err != nil {
 		t.Fatal(err)
 	}
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Timeout: time.Minute, Transport: tr}
 	resp, err := client.Get(site.URL + "/page")
 	if err != nil {
 		t.Fatal(err)
