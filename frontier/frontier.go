@@ -33,10 +33,11 @@
 // modulo the processes, so that each origin is crawled by one of them.
 // Every origin's pace is the fleet's either way. When two processes hold
 // URLs of one origin, both frontiers may see the same slot free: one
-// request gets it and the other waits inside RoundTrip for the next
-// (up to a delay of its worker's time, never the origin's pace), or fails
-// at once with a *robots.SlotError when its context's deadline comes
-// first, and its URL waits for the slot named.
+// request gets it; the other, sent with its Lease's Context, waits at
+// most Options.MaxWait for the next slot and otherwise fails with a
+// *robots.SlotError, and its URL waits for the slot named, not counted
+// as an attempt, while its worker takes another origin. The origin's
+// pace is kept either way; what the overlap costs is those wakings.
 package frontier
 
 import (
