@@ -90,7 +90,7 @@ func crawl(t *testing.T, f *Frontier, tr http.RoundTripper, workers int, page ti
 // TestTransitions gives Done each kind of outcome and checks the state it
 // leads to, when a Waiting URL is due, and that it becomes Queued then.
 func TestTransitions(t *testing.T) {
-	const minBackoff = 10 * time.Second
+	const minBackoff, maxBackoff = 10 * time.Second, 30 * time.Second
 	status := func(code int, retryAfter string) *http.Response {
 		h := http.Header{}
 		if retryAfter != "" {
@@ -116,13 +116,15 @@ func TestTransitions(t *testing.T) {
 		}, 1, Waiting, time.Hour, true},
 		{"an unreachable robots.txt with no attempt left fails", nil, func(now time.Time) error {
 			return &robots.DisallowedError{Unreachable: true, RetryAt: now.Add(time.Hour)}
-		}, 3, Failed, 0, true},
+		}, 4, Failed, 0, true},
 		{"a taken slot waits for it, no attempt", nil, func(now time.Time) error { return &robots.SlotError{At: now.Add(3 * time.Second)} }, 3, Waiting, 3 * time.Second, false},
 		{"a 429 with Retry-After waits for the origin", status(429, "5"), nil, 1, Waiting, 0, true},
 		{"a 503 without Retry-After backs off", status(503, ""), nil, 1, Waiting, minBackoff, true},
 		{"a second 500 backs off twice as long", status(500, ""), nil, 2, Waiting, 2 * minBackoff, true},
-		{"a 500 with no attempt left fails", status(500, ""), nil, 3, Failed, 0, true},
+		{"a third 500 backs off MaxBackoff, not four times as long", status(500, ""), nil, 3, Waiting, maxBackoff, true},
+		{"a 500 with no attempt left fails", status(500, ""), nil, 4, Failed, 0, true},
 		{"a network error backs off", nil, fixed(errors.New("connection reset")), 1, Waiting, minBackoff, true},
+		{"a request cancelled on its own is a failed try", nil, fixed(fmt.Errorf("get: %w", context.Canceled)), 1, Waiting, minBackoff, true},
 		{"neither a response nor an error is a failed try", nil, nil, 1, Waiting, minBackoff, true},
 		{"a stopping worker puts the URL back untried", nil, fixed(context.Canceled), 3, Waiting, 0, false},
 	}
@@ -130,7 +132,7 @@ func TestTransitions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
-				f := New(tr, Options{MaxAttempts: 3, MinBackoff: minBackoff})
+				f := New(tr, Options{MaxAttempts: 4, MinBackoff: minBackoff, MaxBackoff: maxBackoff})
 				const u = "http://site.example/a"
 				if ok, err := f.Add(u); !ok || err != nil {
 					t.Fatal(ok, err)
@@ -154,7 +156,7 @@ func TestTransitions(t *testing.T) {
 					err = tt.err(now)
 				}
 				doneCtx := ctx
-				if errors.Is(err, context.Canceled) {
+				if errors.Is(err, context.Canceled) && !tt.counted {
 					c, cancel := context.WithCancel(ctx)
 					cancel()
 					doneCtx = c
@@ -432,10 +434,11 @@ func TestSaveLoadMidCrawl(t *testing.T) {
 		f := New(tr, Options{MinBackoff: time.Minute, MaxAttempts: 2})
 		var urls []string
 		for _, host := range []string{"a.example", "b.example"} {
+			// The busy page first, so that it waits for its retry at the save.
+			urls = append(urls, "http://"+host+"/busy")
 			for i := range 10 {
 				urls = append(urls, fmt.Sprintf("http://%s/%d", host, i))
 			}
-			urls = append(urls, "http://"+host+"/busy")
 		}
 		for _, u := range urls {
 			f.Add(u)
@@ -471,8 +474,15 @@ func TestSaveLoadMidCrawl(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, after := f.Stats(), g.Stats()
-		if before.Done != after.Done || before.Waiting != after.Waiting || before.Queued != after.Queued {
-			t.Errorf("loaded %+v, saved %+v", after, before)
+		if before.Done != after.Done || before.Waiting != after.Waiting || before.Queued != after.Queued || before.Waiting == 0 {
+			t.Errorf("loaded %+v, saved %+v; want the same, a URL waiting", after, before)
+		}
+		for _, u := range urls {
+			was, _ := f.Lookup(u)
+			got, _ := g.Lookup(u)
+			if got.State != was.State || got.Attempts != was.Attempts || !got.At.Equal(was.At) || got.Status != was.Status {
+				t.Errorf("%s loaded as %+v, saved as %+v", u, got, was)
+			}
 		}
 		if err := g.Load(strings.NewReader(saved.String())); err == nil {
 			t.Error("Load into a frontier holding URLs took it")
@@ -490,6 +500,48 @@ func TestSaveLoadMidCrawl(t *testing.T) {
 			case base.served[u] != 1:
 				t.Errorf("%s fetched %d times", u, base.served[u])
 			}
+		}
+	})
+}
+
+// TestAddToAHeldOrigin checks that a URL added to an origin a worker
+// holds goes to no other worker until the first gives its URL back.
+func TestAddToAHeldOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+		f := New(tr, Options{})
+		ctx := t.Context()
+		f.Add("http://a.example/1")
+		held, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *Lease, 1)
+		go func() {
+			l, err := f.Next(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+		synctest.Wait()
+		f.Add("http://a.example/2")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		select {
+		case l := <-got:
+			t.Fatalf("%s handed out while another worker holds its origin", l.URL)
+		default:
+		}
+		f.Done(ctx, held, &http.Response{StatusCode: 200, Body: http.NoBody}, nil)
+		synctest.Wait()
+		select {
+		case l := <-got:
+			if l.URL != "http://a.example/2" {
+				t.Errorf("the waiting worker got %s", l.URL)
+			}
+		default:
+			t.Fatal("the URL added was not handed out once its origin was given back")
 		}
 	})
 }
