@@ -106,6 +106,14 @@ func TestRetryAfterPauses(t *testing.T) {
 			if got := c.Waits(); !slices.Equal(got, waits) {
 				t.Errorf("waits %v, want %v", got, waits)
 			}
+			// Only a pause that holds anything back is counted.
+			var pauses int64
+			if tc.want > 0 {
+				pauses = 1
+			}
+			if got := tr.Stats().Pauses[tc.status]; got != pauses {
+				t.Errorf("Stats().Pauses[%d] = %d, want %d", tc.status, got, pauses)
+			}
 		})
 	}
 }

@@ -432,6 +432,13 @@ var paceCases = []testCase{
 		c.wantNext(robots.SlotRequest{Now: half, Interval: 10 * d}, c.t0.Add(10*d))
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: half, Interval: 10 * d}), c.t0.Add(10*d), true)
 	}},
+	{"a raised interval after slots at the old one counts from the last slot", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		later := c.t0.Add(d + d/2)
+		c.wantNext(robots.SlotRequest{Now: later, Interval: 10 * d}, c.t0.Add(11*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: 10 * d}), c.t0.Add(11*d), true)
+	}},
 	{"a slot reserved with a spread lasts until the slot plus the spread", func(c *fleetCase) {
 		const spread = 100 * time.Millisecond
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0, Spread: spread}), c.t0, true)

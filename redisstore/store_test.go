@@ -55,6 +55,7 @@ func TestKeys(t *testing.T) {
 		paused = "https://paused.example"
 		spread = "https://spread.example"
 		long   = "https://long.example"
+		later  = "https://paused-later.example"
 	)
 	_, client, s := newStore(t, redisstore.Options{Prefix: "fleet:", TTL: time.Hour})
 	ctx := context.Background()
@@ -78,6 +79,13 @@ func TestKeys(t *testing.T) {
 	if _, err := s.ReserveSlot(ctx, spread, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Spread: 90 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	// A pause lengthens the life of a key that a slot made shorter.
+	if _, err := s.ReserveSlot(ctx, later, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pause(ctx, later, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	// A later call, refused or with a shorter delay, never shortens the
 	// key's life: the pause, and a member's long window, keep it.
 	if _, err := s.ReserveSlot(ctx, paused, robots.SlotRequest{Member: "m", Now: now, Interval: time.Second, Limit: now}); err != nil {
@@ -97,6 +105,7 @@ func TestKeys(t *testing.T) {
 		"fleet:rs1:{" + origin + "}:lease":             time.Minute,
 		"fleet:rs1:{" + origin + "}:slot":              redisstore.MemberWindow + time.Minute,
 		"fleet:rs1:{" + paused + "}:slot":              time.Hour + time.Minute,
+		"fleet:rs1:{" + later + "}:slot":               time.Hour + time.Minute,
 		"fleet:rs1:{" + spread + "}:slot":              90*time.Second + time.Second + time.Minute,
 		"fleet:rs1:{" + long + "}:slot":                robots.MemberWindowFor(5*time.Minute) + time.Minute,
 	}
