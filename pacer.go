@@ -145,7 +145,7 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 				continue
 			}
 		}
-		tk, next, err := p.take(ctx, l, delay, now, &atLeast)
+		tk, next, err := p.take(ctx, l, delay, now, atLeast)
 		if err != nil {
 			return nil, err
 		}
@@ -208,13 +208,13 @@ func (p *pacer) alone(l *line, req *SlotRequest) {
 }
 
 // take takes the head's slot at now, if free, through the Fleet (spread
-// at least *atLeast) or, without one or while it fails, the process's
+// at least atLeast) or, without one or while it fails, the process's
 // own Pace. With no ticket, next is when the Pace said it is free.
-func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time.Time, atLeast *time.Duration) (tk ticket, next time.Time, err error) {
+func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time.Time, atLeast time.Duration) (tk ticket, next time.Time, err error) {
 	now = slotTime(now)
 	req := SlotRequest{Now: now, NotBefore: l.pausedAt(), Interval: delay, Limit: now, Held: l.sentAt()}
 	if p.fleet != nil {
-		req.Member, req.Epoch, req.Spread = p.member, p.epochToken(), p.spread(delay, *atLeast)
+		req.Member, req.Epoch, req.Spread = p.member, p.epochToken(), p.spread(delay, atLeast)
 		slot, err := p.fleet.ReserveSlot(ctx, l.key, req)
 		if err == nil {
 			p.down.Store(false)
@@ -230,15 +230,6 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 			late := max(p.now().Sub(slot.At), 0)
 			old := time.Duration(p.late.Load())
 			p.late.Store(int64(max(late, old-old/8)))
-			if late > req.Spread {
-				// Too late for the delay to hold from the send: given
-				// back and asked again with a spread the lateness fits,
-				// past half the delay if need be, so a slow store still
-				// gets the request sent.
-				p.cancel(ctx, l, slot.At.Add(req.Spread), delay+req.Spread)
-				*atLeast = 2 * late
-				return ticket{}, slot.At, nil
-			}
 			return ticket{l: l, at: slot.At, delay: delay, spread: req.Spread, store: true}, slot.At, nil
 		}
 		if callerGaveUp(ctx) {
@@ -291,8 +282,10 @@ func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
 // handOn lets tk's request go, the last thing before the base: the line
 // moves up and the send, the next slot's base, is recorded lock-free, so
 // nothing between the clock and the send waits. A store slot whose
-// spread passed meanwhile (the process was preempted after the answer)
-// is given back and taken again, as wait would.
+// spread passed before the send (the answer came late, or the process
+// was preempted after it) is given back and asked again with a spread
+// the lateness fits, past half the delay if need be, so that the delay
+// holds from the send and a slow store still gets the request sent.
 func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	for tk != nil && tk.store {
 		late := p.now().Sub(tk.at)

@@ -418,6 +418,28 @@ func TestWaitPastFreshnessDecidesAgain(t *testing.T) {
 	})
 }
 
+// TestRaisedCrawlDelayAfterAWait checks that a request whose wait
+// outlasted its robots.txt's freshness is spaced by the Crawl-delay of
+// the robots.txt fetched again then, raised, rather than by the delay it
+// started waiting with.
+func TestRaisedCrawlDelayAfterAWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(serve(200, "User-agent: *\nCrawl-delay: 100\n"))
+		tr := newBubbleTransport(site, Options{Freshness: time.Minute, MaxCrawlDelay: time.Hour})
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil {
+			t.Fatal(err)
+		}
+		site.setRobots(serve(200, "User-agent: *\nCrawl-delay: 300\n"))
+		if _, err := bubbleGet(t, tr, "http://site.example/b"); err != nil {
+			t.Fatal(err)
+		}
+		if got := site.hitOf(t, "http://site.example/b").at.Sub(start); got != 300*time.Second {
+			t.Errorf("/b sent at %v, want 5m0s: the raised Crawl-delay after /a", got)
+		}
+	})
+}
+
 // watchedFleet is a MemoryFleet that records the reservations it
 // answers, can report another count of members, and can be taken down:
 // while down is set, each reservation fails after taking lag on the
@@ -996,6 +1018,52 @@ func TestNextFreeFleet(t *testing.T) {
 		}
 		if _, slots := fleet.reserved(); slots[len(slots)-1].Members != 1 {
 			t.Errorf("the store counts %d members on the site, want 1: NextFree counted one", slots[len(slots)-1].Members)
+		}
+	})
+}
+
+// forgetfulFleet is a MemoryFleet whose NextSlot, once forget is set,
+// knows no slot: a store that came back empty, or failed over to a
+// replica that never had them, before any member reserved again.
+type forgetfulFleet struct {
+	*MemoryFleet
+	forget atomic.Bool
+}
+
+func (f *forgetfulFleet) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
+	if f.forget.Load() {
+		return latest(req.Now, req.NotBefore), nil
+	}
+	return f.MemoryFleet.NextSlot(ctx, key, req)
+}
+
+// TestNextFreeKeepsWhatTheStoreLost checks that NextFree never answers
+// sooner than what a member knows itself, when the store has lost the
+// origin's slots: the member that sent, by its own slot, and the member
+// refused that slot, by the time the store named then.
+func TestNextFreeKeepsWhatTheStoreLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := &forgetfulFleet{MemoryFleet: NewMemoryFleet()}
+		site := newFakeSite(nil)
+		opts := Options{UserAgent: "ExampleBot", MinDelay: time.Minute, Fleet: fleet}
+		a, b := NewTransport(site, opts), NewTransport(site, opts)
+		if _, err := bubbleGet(t, a, "http://site.example/a"); err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequestWithContext(WithMaxWait(context.Background(), 0), http.MethodGet, "http://site.example/b", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = bubbleRoundTrip(t, b, req)
+		slotErr, ok := errors.AsType[*SlotError](err)
+		if !ok {
+			t.Fatalf("b's request = %v, want a *SlotError: a holds the slot", err)
+		}
+		fleet.forget.Store(true)
+		for name, tr := range map[string]*Transport{"a, which sent": a, "b, which was refused": b} {
+			if at, err := tr.NextFree(context.Background(), "http://site.example/b"); err != nil || at.Before(slotErr.At) {
+				t.Errorf("NextFree of %s = %v, %v; want %v or later, the slot after a's", name, at, err, slotErr.At)
+			}
 		}
 	})
 }
@@ -1645,7 +1713,8 @@ func (pauselessFleet) Pause(context.Context, OriginKey, time.Time) error {
 
 // TestStorePauseFailureKeptLocally checks that a Retry-After the store
 // cannot keep is logged as such and still holds this process's next
-// request until it ends, and that one the store keeps logs no warning.
+// request until it ends, as NextFree says, and that one the store keeps
+// logs no warning.
 func TestStorePauseFailureKeptLocally(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -1665,6 +1734,10 @@ func TestStorePauseFailureKeptLocally(t *testing.T) {
 				tr := newBubbleTransport(site, Options{Fleet: tc.fleet, Logger: logger})
 				start := time.Now()
 				bubbleGet(t, tr, "http://site.example/busy")
+				// NextFree tells the pause however little the store knows.
+				if at, err := tr.NextFree(context.Background(), "http://site.example/next"); err != nil || !at.Equal(start.Add(time.Hour)) {
+					t.Errorf("NextFree = %v, %v; want %v, the pause's end", at, err, start.Add(time.Hour))
+				}
 				if _, err := bubbleGet(t, tr, "http://site.example/next"); err != nil {
 					t.Fatal(err)
 				}
