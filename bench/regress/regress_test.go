@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -300,6 +302,47 @@ func BenchmarkNewOrigin(b *testing.B) {
 		b.StopTimer()
 		if n := base.robots.Load(); n != int64(i) {
 			b.Fatalf("robots.txt fetched %d times for %d origins", n, i)
+		}
+	})
+	// The same pair on net/http's Transport, to a server on the loopback
+	// that every host name dials: each new origin a new connection, which
+	// its robots.txt and its page share.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, heldRobots)
+		}
+	}))
+	defer srv.Close()
+	newNetHTTP := func() *http.Transport {
+		return &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return new(net.Dialer).DialContext(ctx, network, srv.Listener.Addr().String())
+			},
+			MaxIdleConns: 16,
+		}
+	}
+	newPlainReq := func(i int) *http.Request {
+		req := newReq(i)
+		req.URL.Scheme = "http"
+		return req
+	}
+	b.Run("nethttp-bare", func(b *testing.B) {
+		base := newNetHTTP()
+		defer base.CloseIdleConnections()
+		i := 0
+		for b.Loop() {
+			send(b, base, newPlainReq(i))
+			i++
+		}
+	})
+	b.Run("nethttp-transport", func(b *testing.B) {
+		base := newNetHTTP()
+		defer base.CloseIdleConnections()
+		tr := robots.NewTransport(base, robots.Options{UserAgent: heldAgent})
+		i := 0
+		for b.Loop() {
+			send(b, tr, newPlainReq(i))
+			i++
 		}
 	})
 }
