@@ -73,7 +73,7 @@ func (a Agent) Groups() []int {
 // ASCII without "*", "$" or a "%" that starts no escape (see
 // match.AppendPath).
 func (a Agent) Allowed(pathAndQuery string) bool {
-	if a.sel == nil {
+	if a.sel == nil || a.sel.allowsAll {
 		return true
 	}
 	if !a.AllowedLiteral(pathAndQuery) {
@@ -102,7 +102,7 @@ func (a Agent) allowedIn(resolved, merged, decoded string) bool {
 // literally: the forms a server may resolve it to are not decided, so
 // "/public/../private" may be allowed where Allowed refuses it.
 func (a Agent) AllowedLiteral(pathAndQuery string) bool {
-	if a.sel == nil {
+	if a.sel == nil || a.sel.allowsAll {
 		return true
 	}
 	// The stack buffer is cleared on every call, so short paths, the

@@ -22,6 +22,11 @@ type selection struct {
 	owner  *Robots
 	groups []int
 	delay  time.Duration // the largest Crawl-delay of groups, or negative without one
+	// allowsAll reports that the groups hold no Disallow: every path is
+	// allowed, whatever its form, as "Disallow:" alone or no rule at all
+	// says, so a decision needs neither the path normalised nor its
+	// other forms.
+	allowsAll bool
 
 	// decided counts the decisions made without an index, up to
 	// indexAfter.
@@ -492,9 +497,13 @@ func (r *Robots) selectionOf(groups []int) *selection {
 // init makes s the selection of r's groups: their rules merged, their
 // largest Crawl-delay.
 func (s *selection) init(r *Robots, groups []int) {
-	s.owner, s.groups, s.delay = r, groups, -1
+	s.owner, s.groups, s.delay, s.allowsAll = r, groups, -1, true
 	for _, gi := range groups {
 		s.delay = max(s.delay, r.groups[gi].delay)
+		lo, hi := r.groupRules(gi)
+		for _, x := range r.rules[lo:hi] {
+			s.allowsAll = s.allowsAll && x.line&ruleAllow != 0
+		}
 	}
 }
 

@@ -311,3 +311,46 @@ func TestFirstLookupRemembered(t *testing.T) {
 		t.Errorf("first lookup remembered: %+v, want x's", f)
 	}
 }
+
+// TestAllowsAll checks that a token whose groups hold no Disallow is
+// allowed every path without a lookup, and that one Disallow in any of
+// its groups, merged from anywhere in the file, takes that away: Allowed
+// then agrees with Decide on every path, the other forms a server serves
+// included.
+func TestAllowsAll(t *testing.T) {
+	paths := []string{"/", "/x", "/x/y", "/a/../x", "//x", "/a/..%2Fx", "/robots.txt", "/%78", "/x?q=1"}
+	for _, tc := range []struct {
+		name, file string
+		allowsAll  bool
+		refused    []string // of paths, the ones refused
+	}{
+		{"no rule", "User-agent: a\nCrawl-delay: 1\n", true, nil},
+		{"empty Disallow", "User-agent: a\nDisallow:\n", true, nil},
+		{"Allow alone", "User-agent: a\nAllow: /\nAllow: /x\n", true, nil},
+		{"Disallow after Allow", "User-agent: a\nAllow: /\nDisallow: /x\n", false, []string{"/x", "/x/y", "/a/../x", "//x", "/a/..%2Fx", "/%78", "/x?q=1"}},
+		{"Disallow in a later group", "User-agent: a\nAllow: /\n\nUser-agent: b\nDisallow: /\n\nUser-agent: a\nDisallow: /x/\n", false, []string{"/x/y"}},
+		{"Disallow in the first group", "User-agent: a\nDisallow: /x\n\nUser-agent: a\nAllow: /\n", false, []string{"/x", "/x/y", "/a/../x", "//x", "/a/..%2Fx", "/%78", "/x?q=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agent := Parse([]byte(tc.file)).Agent("a")
+			if agent.sel == nil {
+				t.Fatal("no selection for a")
+			}
+			if agent.sel.allowsAll != tc.allowsAll {
+				t.Errorf("allowsAll = %v, want %v", agent.sel.allowsAll, tc.allowsAll)
+			}
+			for _, p := range paths {
+				want := !slices.Contains(tc.refused, p)
+				if got := agent.Allowed(p); got != want {
+					t.Errorf("Allowed(%q) = %v, want %v", p, got, want)
+				}
+				if got := agent.Decide(p).Allowed; got != want {
+					t.Errorf("Decide(%q).Allowed = %v, want %v", p, got, want)
+				}
+				if got, lit := agent.AllowedLiteral(p), agent.DecideLiteral(p).Allowed; got != lit {
+					t.Errorf("AllowedLiteral(%q) = %v, DecideLiteral says %v", p, got, lit)
+				}
+			}
+		})
+	}
+}
