@@ -250,7 +250,7 @@ func validHost(h string) bool {
 }
 
 // canonicalOrigin returns the host[:port] of the origin whose robots.txt
-// governs u: lower-cased, a trailing dot folded ("site.example." is
+// governs u: lower-cased, trailing dots folded ("site.example." is
 // "site.example"), an internationalised host in its ASCII lookup form, an
 // IP address in one spelling ("[0:0::1]" is "[::1]", "[::ffff:127.0.0.1]"
 // is "127.0.0.1") and a default port dropped, so that every spelling of
@@ -286,11 +286,12 @@ func canonicalOrigin(u *url.URL) (string, error) {
 	return host, nil
 }
 
-// asciiHost returns host as DNS and the Host header see it: a trailing dot
-// folded, lower-cased, and a non-ASCII name in the ASCII form of the IDNA
-// lookup profile (UTS #46, RFC 5891 section 5).
+// asciiHost returns host as DNS and the Host header see it: trailing dots
+// folded (every one, so that the result reads back as itself),
+// lower-cased, and a non-ASCII name in the ASCII form of the IDNA lookup
+// profile (UTS #46, RFC 5891 section 5).
 func asciiHost(host string) (string, error) {
-	host = strings.TrimSuffix(host, ".")
+	host = strings.TrimRight(host, ".")
 	if host == "" {
 		return "", errNoHost
 	}
@@ -311,7 +312,7 @@ func asciiHost(host string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("robots: host %q: %w", host, err)
 	}
-	return strings.TrimSuffix(a, "."), nil
+	return strings.TrimRight(a, "."), nil
 }
 
 // canonicalHost reports whether u already spells its origin as

@@ -425,7 +425,7 @@ func (t *Transport) ResponsePreferences(ctx context.Context, resp *http.Response
 // Origin returns the origin of u as the transport keys it, in every
 // count, in RobotsInfo.Origin and in a Fleet: scheme://host[:port],
 // the scheme and host lower-cased, the host in its ASCII (IDNA) form
-// without a trailing dot, an IP address in one spelling (RFC 5952 for
+// without trailing dots, an IP address in one spelling (RFC 5952 for
 // IPv6, an IPv4-mapped address as IPv4), and the scheme's default port
 // left out. Every
 // URL that shares a robots.txt and a politeness slot with u gives the
