@@ -468,3 +468,35 @@ func TestRecordHeadIsJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeRecord holds decodeRecord to whatever a store hands back, a
+// damaged record or another writer's included: it never panics, and a
+// record it reads is one encode writes so that it reads back as the same
+// bytes, the header's JSON spelled as this version spells it.
+func FuzzDecodeRecord(f *testing.F) {
+	at := time.Date(2026, 12, 6, 23, 0, 0, 123456789, time.FixedZone("", 3600))
+	good := record{Outcome: Parsed, Status: 200, FetchedAt: at, Expires: at.Add(time.Hour), ETag: `W/"v1"`, Body: []byte("User-agent: *\nDisallow: /x\n")}
+	for _, r := range []record{
+		good,
+		{Outcome: Unreachable, FetchedAt: at, Since: at, RetryAt: at.Add(time.Minute), Failures: 2, Err: "503 \xff", Good: &good},
+		{Outcome: Unavailable, Status: 404, FetchedAt: at, URL: "https://site.example/robots.txt"},
+	} {
+		f.Add(r.encode())
+	}
+	f.Add([]byte(recordMagic + `{"outcome":0,"fetchedAt":"2026-12-06T23:00:00Z","bodyLen":-1}` + "\n"))
+	f.Add([]byte("robots-record v9\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := decodeRecord(data)
+		if err != nil {
+			return
+		}
+		once := r.encode()
+		back, err := decodeRecord(once)
+		if err != nil {
+			t.Fatalf("the record read from %q, written again as %q, does not read back: %v", data, once, err)
+		}
+		if twice := back.encode(); !bytes.Equal(once, twice) {
+			t.Fatalf("the record read from %q is written as %q, then as %q", data, once, twice)
+		}
+	})
+}
