@@ -31,6 +31,8 @@ type group struct {
 	agentsEnd, rulesEnd uint32
 	// delay is the group's Crawl-delay, or negative without one.
 	delay time.Duration
+	// disallows reports that the group holds a Disallow rule.
+	disallows bool
 }
 
 // groupRules returns the range of Robots.rules that holds group gi's rules.

@@ -70,6 +70,8 @@ type parser struct {
 	r       *Robots
 	cur     int  // index of the group being built, -1 before any
 	inRules bool // the current group has had a rule, so a User-agent starts a new one
+	// disallows reports that the current group has a Disallow rule.
+	disallows bool
 	// typoAgent is the line of the last misspelt User-agent, or 0.
 	typoAgent int
 	// strays index the warnings of rules before any group that name no
@@ -137,7 +139,7 @@ const minRuleLine = 8
 // plus a few words per group and rule.
 func Parse(data []byte) *Robots {
 	p := parsers.Get().(*parser)
-	p.r, p.cur, p.inRules = &Robots{}, -1, false
+	p.r, p.cur, p.inRules, p.disallows = &Robots{}, -1, false, false
 	p.ruleLines, p.empties = p.ruleLines[:0], p.empties[:0]
 	p.typoAgent, p.strays = 0, p.strays[:0]
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -294,12 +296,13 @@ func (p *parser) finish() *Robots {
 }
 
 // closeGroup marks where the agents and rules of the group being built
-// end: at those read so far.
+// end, at those read so far, and whether it has a Disallow.
 func (p *parser) closeGroup() {
 	if p.cur >= 0 {
 		g := &p.groups[p.cur]
-		g.agentsEnd, g.rulesEnd = uint32(len(p.agents)), uint32(len(p.rules))
+		g.agentsEnd, g.rulesEnd, g.disallows = uint32(len(p.agents)), uint32(len(p.rules)), p.disallows
 	}
+	p.disallows = false
 }
 
 // splitLine splits a trimmed, non-empty line into its field name and value
@@ -589,6 +592,8 @@ func (p *parser) rule(n int, allow bool, value string) {
 	line := uint32(n)
 	if allow {
 		line |= ruleAllow
+	} else {
+		p.disallows = true
 	}
 	p.rules = append(p.rules, rule{end: uint32(len(p.patterns)), line: line})
 }

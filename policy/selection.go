@@ -495,15 +495,12 @@ func (r *Robots) selectionOf(groups []int) *selection {
 }
 
 // init makes s the selection of r's groups: their rules merged, their
-// largest Crawl-delay.
+// largest Crawl-delay, and whether they hold a Disallow.
 func (s *selection) init(r *Robots, groups []int) {
 	s.owner, s.groups, s.delay, s.allowsAll = r, groups, -1, true
 	for _, gi := range groups {
 		s.delay = max(s.delay, r.groups[gi].delay)
-		lo, hi := r.groupRules(gi)
-		for _, x := range r.rules[lo:hi] {
-			s.allowsAll = s.allowsAll && x.line&ruleAllow != 0
-		}
+		s.allowsAll = s.allowsAll && !r.groups[gi].disallows
 	}
 }
 
