@@ -836,3 +836,42 @@ func TestAddWakesAWaitingWorker(t *testing.T) {
 		}
 	})
 }
+
+// FuzzLoad feeds Load any bytes as a saved frontier. It never panics; a
+// file it refuses leaves the frontier empty, and one it takes saves back
+// to a file that loads into a new frontier and saves again the same.
+func FuzzLoad(f *testing.F) {
+	tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot"})
+	seed := New(tr, Options{})
+	seed.Add("http://a.example/1")
+	seed.Add("http://b.example/2")
+	var saved strings.Builder
+	if err := seed.Save(&saved); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(saved.String()))
+	f.Add([]byte(`{"format":"crawlkit-frontier","version":1,"count":1,"urls":[{"url":"http://a.example/","state":"Waiting","at":"2026-12-06T00:00:00Z","attempts":-3}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr := New(tr, Options{MaxURLs: 64, MaxBytes: 1 << 16})
+		if err := fr.Load(strings.NewReader(string(data))); err != nil {
+			if s := fr.Stats(); s.Queued+s.InFlight+s.Waiting+s.Done+s.Refused+s.Failed != 0 {
+				t.Fatalf("a refused file left URLs: %+v", s)
+			}
+			return
+		}
+		var once, twice strings.Builder
+		if err := fr.Save(&once); err != nil {
+			t.Fatal(err)
+		}
+		again := New(tr, Options{MaxURLs: 64, MaxBytes: 1 << 16})
+		if err := again.Load(strings.NewReader(once.String())); err != nil {
+			t.Fatalf("%q loaded, saved as %q, which does not load: %v", data, once.String(), err)
+		}
+		if err := again.Save(&twice); err != nil {
+			t.Fatal(err)
+		}
+		if once.String() != twice.String() {
+			t.Fatalf("%q saves as %q, then as %q", data, once.String(), twice.String())
+		}
+	})
+}

@@ -112,3 +112,29 @@ func TestSitemapLimits(t *testing.T) {
 		t.Errorf("a file at the byte limit: %d URLs, %v", len(locs), err)
 	}
 }
+
+// FuzzReadSitemap feeds readSitemap what a server may send as a sitemap:
+// any bytes. It never panics, keeps at most the URLs it is allowed, each
+// a trimmed non-empty loc no longer than the input, and tells an error
+// from an answer: no URLs are kept from a file with no sitemap root.
+func FuzzReadSitemap(f *testing.F) {
+	f.Add([]byte(urlset("https://site.example/a", "https://site.example/b")))
+	f.Add([]byte(`<sitemapindex><sitemap><loc>https://site.example/s.xml</loc></sitemap></sitemapindex>`))
+	f.Add([]byte(`<urlset><url><loc><![CDATA[https://site.example/c]]></loc></url><loc>`))
+	f.Add([]byte(`<?xml version="1.0"?><feed/>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const maxURLs, maxBytes = 4, 512
+		locs, _, err := readSitemap(bytes.NewReader(data), maxURLs, maxBytes)
+		if len(locs) > maxURLs {
+			t.Fatalf("%d URLs kept, at most %d allowed", len(locs), maxURLs)
+		}
+		for _, l := range locs {
+			if l == "" || l != strings.TrimSpace(l) || len(l) > len(data) {
+				t.Fatalf("loc %q kept from %q", l, data)
+			}
+		}
+		if err == nil && !bytes.Contains(data, []byte("urlset")) && !bytes.Contains(data, []byte("sitemapindex")) {
+			t.Fatalf("%q read as a sitemap, %d URLs", data, len(locs))
+		}
+	})
+}
