@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
 )
 
@@ -163,4 +164,39 @@ func TestPreferenceColumns(t *testing.T) {
 			t.Errorf("row %d: passed = %v, want %v (%v, differing %v)", res.Line, res.Passed(), want[i], res.Preferences, res.PreferencesDiffering())
 		}
 	}
+}
+
+// FuzzRead feeds Read any bytes as a cases file, as a user may give the
+// command: it never panics or loops, a row it cannot run says why and
+// runs to no decision, and every row it can run is decided.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("agent,url,expected,note\nbot,/a,allowed,n\nbot,https://site.example/b?x,disallowed,\n"))
+	f.Add([]byte("url,expected,agent,content-usage\n/a,allowed,bot,train-ai=n\n\"broken,row\nbot,/c,maybe\n"))
+	robots := policy.Parse([]byte("User-agent: *\nDisallow: /b\nContent-Usage: train-ai=n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cs, err := Read(strings.NewReader(string(data)))
+		if err != nil {
+			if cs != nil {
+				t.Fatalf("Read failed (%v) and returned %d rows", err, len(cs))
+			}
+			return
+		}
+		for i, r := range Run(robots, cs) {
+			if r.Invalid != nil && r.Passed() {
+				t.Fatalf("row %d cannot run (%v) yet passed", i, r.Invalid)
+			}
+			if r.Invalid == nil && r.Err == nil && r.Decision.Allowed != robots.Allowed(mustTarget(t, r.URL), r.Agent) {
+				t.Fatalf("row %d: decision %+v differs from Allowed", i, r.Decision)
+			}
+		}
+	})
+}
+
+func mustTarget(t *testing.T, raw string) string {
+	t.Helper()
+	path, err := target.Target(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
