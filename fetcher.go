@@ -370,9 +370,13 @@ func cacheControl(h http.Header) (maxAge, age time.Duration, noCache bool) {
 	return maxAge, age, noCache
 }
 
-// seconds reads a delta-seconds value (RFC 9111 section 1.2.2), saturating
-// at the longest duration; -1 when s is not one.
+// seconds reads a delta-seconds value (RFC 9111 section 1.2.2), digits
+// alone, saturating at the longest duration; -1 when s is not one ("+5"
+// and "-5" are not).
 func seconds(s string) time.Duration {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return -1
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange) && n > 0:

@@ -23,6 +23,8 @@ func TestFreshnessHeaders(t *testing.T) {
 		{"max-age shorter", http.Header{"Cache-Control": {"max-age=3600"}}, time.Hour},
 		{"max-age longer", http.Header{"Cache-Control": {"max-age=999999999"}}, DefaultFreshness},
 		{"max-age less Age", http.Header{"Cache-Control": {"max-age=3600"}, "Age": {"3500"}}, 100 * time.Second},
+		{"max-age with a sign ignored", http.Header{"Cache-Control": {"max-age=+3600"}}, DefaultFreshness},
+		{"Age with a sign ignored", http.Header{"Cache-Control": {"max-age=3600"}, "Age": {"+3500"}}, time.Hour},
 		{"Age past max-age", http.Header{"Cache-Control": {"max-age=3600"}, "Age": {"7200"}}, DefaultMinFreshness},
 		{"max-age=0", http.Header{"Cache-Control": {"max-age=0"}}, DefaultMinFreshness},
 		{"no-cache", http.Header{"Cache-Control": {"no-cache"}}, DefaultMinFreshness},
