@@ -117,7 +117,7 @@ func (s *schedule) reserve(req SlotRequest) Slot {
 	s.prev = s.last
 	at := slot.At.Add(max(req.Spread, 0))
 	s.last = latest(s.last, at)
-	if s.lim == nil || s.interval != req.Interval || !s.lim.AllowN(at, 1) {
+	if s.lim == nil || !s.lim.AllowN(at, 1) {
 		s.lim = nil
 	}
 	return slot

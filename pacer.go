@@ -82,13 +82,11 @@ func (p *pacer) lineOf(key OriginKey, at *atomic.Pointer[line]) *line {
 // by the groups' Crawl-delay up to Options.MaxCrawlDelay. Crawl-delay is
 // not part of RFC 9309: it paces, never decides.
 func (p *pacer) delayFor(agent policy.Agent) time.Duration {
-	d := p.minDelay
-	if p.maxCrawlDelay > 0 {
-		if cd, ok := agent.CrawlDelay(); ok {
-			d = max(d, min(cd, p.maxCrawlDelay))
-		}
+	// A MaxCrawlDelay of 0 (the option negative) ignores Crawl-delay.
+	if cd, ok := agent.CrawlDelay(); ok {
+		return max(p.minDelay, min(cd, p.maxCrawlDelay))
 	}
-	return d
+	return p.minDelay
 }
 
 // wait holds a request to l's origin, made at now, until its slot: delay
