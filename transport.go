@@ -469,6 +469,20 @@ func (t *Transport) AddHooks(h Hooks) (remove func()) {
 	return t.stats.addHooks(h)
 }
 
+// WebBotAuth returns what t does, as a Signature Agent Card declares it:
+// its User-Agent and product token, the robots.txt lines it follows
+// (Crawl-delay only when Options.MaxCrawlDelay lets it pace, the AI usage
+// lines only when Options.Purposes are enforced), "crawler" as its
+// trigger, its purposes, how a site slows it (Retry-After on 429 and 503,
+// Crawl-delay), the most requests a second it sends to one origin (from
+// Options.MinDelay; none when it is unpaced), and /robots.txt as the URL
+// it requests everywhere. Set TargetedContent, or change Trigger, before
+// serving it.
+func (t *Transport) WebBotAuth() WebBotAuth {
+	t.init()
+	return webBotAuthOf(&t.cfg)
+}
+
 // CloseIdleConnections closes the idle connections of the base
 // RoundTripper, if it has such a method.
 func (t *Transport) CloseIdleConnections() {
