@@ -388,7 +388,7 @@ func lookupField(key string) (field string, known, exact bool) {
 	case len("content-signal"):
 		f = "content-signal"
 	}
-	if f != "" && equalLower(key, f) {
+	if f != "" && norm.EqualLower(key, f) {
 		return f, true, true
 	}
 	if len(key) > 16 {
@@ -404,36 +404,9 @@ func lookupField(key string) (field string, known, exact bool) {
 	return field, known, false
 }
 
-// equalLower reports whether s, lower-cased (ASCII only), is lower, a
-// string of lower-case letters and "-" as long as s. Setting bit 0x20 of
-// an octet lower-cases a letter and leaves "-" as it is; of the octets it
-// changes, only CR, which no line holds, would become "-" or a letter,
-// so s is compared eight octets at a time.
-func equalLower(s, lower string) bool {
-	for len(s) >= 8 {
-		if word(s)|0x2020202020202020 != word(lower) {
-			return false
-		}
-		s, lower = s[8:], lower[8:]
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i]|0x20 != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // disallowWord is "disallow" as a word, to which a key of eight octets
-// with bit 0x20 of each set is compared (see equalLower).
-var disallowWord = word("disallow")
-
-// word returns the first eight octets of s, little-endian.
-func word(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
+// is compared folded (see norm.EqualLower).
+var disallowWord = norm.Word("disallow")
 
 // line reads line n, text, its comment cut off.
 func (p *parser) line(n int, text string) {
@@ -445,11 +418,11 @@ func (p *parser) line(n int, text string) {
 	// right after the name: told by its first octets, and read at once,
 	// without the general path's search for the colon and lookups.
 	switch {
-	case len(text) > len("disallow") && text[len("disallow")] == ':' && word(text)|0x2020202020202020 == disallowWord:
+	case len(text) > len("disallow") && text[len("disallow")] == ':' && norm.FoldedWord(text) == disallowWord:
 		p.rule(n, false, trimLeft(text[len("disallow:"):]))
-	case len(text) > len("allow") && text[len("allow")] == ':' && equalLower(text[:len("allow")], "allow"):
+	case len(text) > len("allow") && text[len("allow")] == ':' && norm.EqualLower(text[:len("allow")], "allow"):
 		p.rule(n, true, trimLeft(text[len("allow:"):]))
-	case len(text) > len("user-agent") && text[len("user-agent")] == ':' && equalLower(text[:len("user-agent")], "user-agent"):
+	case len(text) > len("user-agent") && text[len("user-agent")] == ':' && norm.EqualLower(text[:len("user-agent")], "user-agent"):
 		p.agent(n, trimLeft(text[len("user-agent:"):]))
 	default:
 		p.general(n, text)

@@ -478,7 +478,7 @@ func (r *Robots) naming(token string) []int {
 			if len(a) != len(token) {
 				continue
 			}
-			if token == "*" && a == "*" || token != "*" && equalFoldASCII(a, token) && ProductToken(a) == a {
+			if token == "*" && a == "*" || token != "*" && norm.EqualFold(a, token) && ProductToken(a) == a {
 				groups = append(groups, gi)
 				break
 			}
@@ -504,46 +504,15 @@ func (s *selection) init(r *Robots, groups []int) {
 	}
 }
 
-// equalFoldASCII reports whether a and b, of one length, are equal with
-// A-Z and a-z taken as equal.
-func equalFoldASCII(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		c, d := a[i], b[i]
-		if c == d {
-			continue
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if 'A' <= d && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if c != d {
-			return false
-		}
-	}
-	return true
-}
-
 // named returns the selection of token, in any case, or nil.
 func (x *tokenIndex) named(token string) *selection {
 	// The tokens of agents are lower-cased; so is a copy of token, on the
 	// stack unless it is longer than any real crawler's.
 	var buf [maxToken]byte
-	lower := buf[:]
-	if len(token) > maxToken {
-		lower = make([]byte, len(token))
-	}
-	for i := 0; i < len(token); i++ {
-		c := token[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	// Past the token's end, lower is zero: its head is its first word.
-	h := binary.BigEndian.Uint64(lower)
-	lower = lower[:len(token)]
+	lower := norm.AppendLower(buf[:0], token)
+	// buf holds the token's first octets, and zeros past its end: its
+	// head is buf's first word.
+	h := binary.BigEndian.Uint64(buf[:])
 	lo, hi := 0, len(x.agents)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
