@@ -1934,3 +1934,54 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 		t.Errorf("sends at %v, want the third a delay after the second", sent)
 	}
 }
+
+// TestSlotTakenAgainPastTheWaitIsASlotError checks that a request whose
+// store slot passed before the send, and whose slot asked again lies past
+// its WithMaxWait bound (another member took the next one meanwhile),
+// fails with a *SlotError, sends nothing, and is counted in
+// Stats.SlotErrors as every such request is.
+func TestSlotTakenAgainPastTheWaitIsASlotError(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
+	base, sends := sendClock(clock.peek)
+	fleet := newWatchedFleet()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
+	get := func(ctx context.Context, path string) error {
+		ctx, cancel := context.WithTimeout(ctx, waitCeiling)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example"+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(context.Background(), "/first"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(context.Background(), time.Second)
+	// The slot's answer is in hand at once, the send 10 ms later, past
+	// its spread; meanwhile another member takes the next slot.
+	once := false
+	fleet.onReserve = func() {
+		if once {
+			return
+		}
+		once = true
+		clock.arm(2, 10*time.Millisecond)
+		now := clock.peek()
+		if _, err := fleet.MemoryFleet.ReserveSlot(context.Background(), "http://site.example", SlotRequest{Member: "other", Now: now, Interval: delay}); err != nil {
+			t.Error(err)
+		}
+	}
+	err := get(WithMaxWait(context.Background(), delay/2), "/second")
+	if _, ok := errors.AsType[*SlotError](err); !ok {
+		t.Fatalf("RoundTrip = %v, want a *SlotError: the slot asked again lies past the wait", err)
+	}
+	if sent := sends(); len(sent) != 1 {
+		t.Errorf("sends at %v, want the first alone", sent)
+	}
+	if n := tr.Stats().SlotErrors; n != 1 {
+		t.Errorf("Stats().SlotErrors = %d, want 1", n)
+	}
+}

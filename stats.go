@@ -89,8 +89,9 @@ type Stats struct {
 	// Pauses counts the Retry-After pauses responses started, by their
 	// status: 429 (Too Many Requests) and 503 (Service Unavailable).
 	Pauses map[int]int64
-	// SlotErrors counts the requests that failed at once with a
-	// *SlotError: their politeness slot lay past their deadline.
+	// SlotErrors counts the requests that failed with a *SlotError:
+	// their politeness slot lay past their deadline or WithMaxWait
+	// bound, when first asked or when a store slot was asked again.
 	SlotErrors int64
 	// OriginsPaused is how many origins are held in a Retry-After pause
 	// now; OriginsUnreachable how many of the origins held have a

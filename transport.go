@@ -137,31 +137,28 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 	if err == nil && o != nil {
 		out, err = withOffer(ctx, req, out, f.paid)
 	}
+	if err == nil {
+		// Without an origin the scheme is not http or https: robots.txt
+		// does not govern the request, but the base is held to its
+		// contract all the same.
+		if o == nil {
+			out = req
+		} else if host != "" {
+			if out == req {
+				out = req.Clone(ctx)
+			}
+			out.Host = host
+		}
+		// The slot counts from here: nothing comes between it and the
+		// send. A store slot asked again may lie past the deadline too.
+		err = t.pacer.handOn(ctx, tk)
+	}
 	if err != nil {
 		if _, ok := errors.AsType[*SlotError](err); ok {
 			t.stats.slotErrors.Add(1)
 		}
 		t.payer.release(ctx, f.paid)
 		// A RoundTripper closes the body on every path, errors included.
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, followUp{}, err
-	}
-	// Without an origin the scheme is not http or https: robots.txt does
-	// not govern the request, but the base is held to its contract all
-	// the same.
-	if o == nil {
-		out = req
-	} else if host != "" {
-		if out == req {
-			out = req.Clone(ctx)
-		}
-		out.Host = host
-	}
-	// The slot counts from here: nothing comes between it and the send.
-	if err := t.pacer.handOn(ctx, tk); err != nil {
-		t.payer.release(ctx, f.paid)
 		if req.Body != nil {
 			req.Body.Close()
 		}
