@@ -24,7 +24,7 @@ import (
 	"github.com/crawlkit/robots/redisstore"
 )
 
-// A Store wrapped to watch its slots is still a FleetStore.
+// A Store wrapped to watch its slots is still a robots.Fleet.
 var _ robots.Fleet = loggingStore{}
 
 const siteRobots = "User-agent: *\nDisallow: /private\n"
