@@ -439,6 +439,17 @@ var paceCases = []testCase{
 		c.wantNext(robots.SlotRequest{Now: later, Interval: 10 * d}, c.t0.Add(11*d))
 		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: 10 * d}), c.t0.Add(11*d), true)
 	}},
+	{"a slot reserved without an interval is the last the next one counts from", func(c *fleetCase) {
+		// A member pacing by no delay still sends: the next member's
+		// interval counts from that send, not from the slot before it.
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		between := c.t0.Add(d + d/2)
+		c.wantNext(robots.SlotRequest{Now: between, Interval: d}, c.t0.Add(2*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: between}), between, true)
+		c.wantNext(robots.SlotRequest{Now: between, Interval: d}, between.Add(d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: between, Interval: d}), between.Add(d), true)
+	}},
 	{"a slot reserved with a spread lasts until the slot plus the spread", func(c *fleetCase) {
 		const spread = 100 * time.Millisecond
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0, Spread: spread}), c.t0, true)
