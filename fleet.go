@@ -208,21 +208,28 @@ func counted(f Fleet, stats *counters) Fleet {
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
-	if err != nil && !callerGaveUp(ctx) {
+	if err != nil && CallerGaveUp(ctx) == nil {
 		c.stats.storeFailed(err)
 	}
 }
 
-// callerGaveUp reports whether ctx ended, by cancellation or by its
-// deadline passing: a store call that fails then says nothing about the
-// store. The deadline is read as well as Err, since a connection's read
-// deadline, set from it, can fire before the context's own timer does.
-func callerGaveUp(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
+// CallerGaveUp returns the error of ctx once its caller gave up on it,
+// by cancelling it or by its deadline passing, and nil while the caller
+// still waits. A Fleet's call that fails then says nothing about the
+// store: a store counts it as no failure of its own and starts no
+// cooldown for it, and the transport counts it in neither
+// Stats.StoreErrors nor Stats.StoreFallbacks. The deadline is read as
+// well as Err, since a connection's read deadline, set from it, can fire
+// before the context's own timer does: the error is then
+// context.DeadlineExceeded.
+func CallerGaveUp(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {

@@ -127,3 +127,35 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 		t.Error("counted(nil) is a Fleet; want none, so that a transport without one has none")
 	}
 }
+
+// pastDeadline is a context whose deadline has passed while its timer
+// has not yet set Err, as a connection's read deadline can see it.
+type pastDeadline struct{ context.Context }
+
+func (pastDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestCallerGaveUp checks each way a caller gives up, and that a caller
+// still waiting, with a deadline or without, has not.
+func TestCallerGaveUp(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	waiting, cancelWaiting := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelWaiting()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"no deadline", context.Background(), nil},
+		{"a deadline to come", waiting, nil},
+		{"cancelled", cancelled, context.Canceled},
+		{"past its deadline", expired, context.DeadlineExceeded},
+		{"past its deadline, its timer not yet run", pastDeadline{context.Background()}, context.DeadlineExceeded},
+	} {
+		if got := CallerGaveUp(tc.ctx); !errors.Is(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("%s: CallerGaveUp = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

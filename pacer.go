@@ -230,8 +230,8 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 			p.late.Store(int64(max(late, old-old/8)))
 			return ticket{l: l, at: slot.At, delay: delay, spread: req.Spread, store: true}, slot.At, nil
 		}
-		if callerGaveUp(ctx) {
-			return ticket{}, time.Time{}, ctx.Err()
+		if err := CallerGaveUp(ctx); err != nil {
+			return ticket{}, time.Time{}, err
 		}
 		p.down.Store(true)
 		p.logger.Debug("robots: store cannot reserve a slot; pacing locally", "origin", l.key, "error", err)
@@ -416,7 +416,7 @@ func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now 
 		req := SlotRequest{Now: now, Interval: delay, NotBefore: l.pausedAt(), Held: l.sentAt()}
 		if stored, err := p.fleet.NextSlot(ctx, l.key, req); err == nil {
 			at = latest(at, stored)
-		} else if !callerGaveUp(ctx) {
+		} else if CallerGaveUp(ctx) == nil {
 			p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", l.key, "error", err)
 			at = latest(at, p.estimate(ctx, l, delay, now, true))
 		}

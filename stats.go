@@ -67,7 +67,7 @@ type Stats struct {
 	// own state for the request). A call cut short by the request's own
 	// context is the caller's and none of them, and so is one the store
 	// skipped (ErrStoreSkipped), so that it equals the failures the store
-	// counts itself (redisstore.Stats.Errors).
+	// counts itself (redisstore.Stats.Errors, pgstore.Stats.Errors).
 	StoreErrors int64
 	// StoreFallbacks counts the calls to the Options.Fleet answered from
 	// the transport's own state: those that failed and those the store

@@ -89,7 +89,7 @@ type Store struct {
 	down      atomic.Bool  // the last call failed (for the log)
 	lastSweep atomic.Int64 // Unix ns
 
-	calls, errs atomic.Int64
+	calls, errs, fallbacks atomic.Int64
 }
 
 // A Store is a robots.Fleet, checked where the Store is built.
@@ -145,38 +145,51 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Stats are a Store's counts since it was made.
 type Stats struct {
-	// Calls counts the calls the Store was given; Errors those that
-	// failed, the ones skipped during a cooldown included.
-	Calls, Errors int64
+	// Calls counts the calls the Store was given.
+	Calls int64
+	// Errors counts the calls the server failed or did not answer within
+	// Options.Timeout; a call whose caller's context ended first (its
+	// cancellation or deadline) is none of them.
+	Errors int64
+	// Fallbacks counts the calls answered without the server: the ones
+	// that failed and the ones skipped during a Cooldown. Each is a
+	// request for which the transport used its own state.
+	Fallbacks int64
 }
 
 // Stats returns the Store's counts.
-func (s *Store) Stats() Stats { return Stats{Calls: s.calls.Load(), Errors: s.errs.Load()} }
+func (s *Store) Stats() Stats {
+	return Stats{Calls: s.calls.Load(), Errors: s.errs.Load(), Fallbacks: s.fallbacks.Load()}
+}
 
 // call runs fn, the call op, bounded by the Store's Timeout, after making
 // the schema on first use; during a cooldown after a failure it fails at
-// once with an error matching robots.ErrStoreSkipped.
+// once with an error matching robots.ErrStoreSkipped. A caller that gave
+// up before or during the call gets its context's error.
 func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	s.calls.Add(1)
+	if err := robots.CallerGaveUp(ctx); err != nil {
+		return zero, err
+	}
 	if until := s.restUntil.Load(); until != 0 && time.Now().UnixNano() < until {
-		s.errs.Add(1)
+		s.fallbacks.Add(1)
 		return zero, fmt.Errorf("%w: %s: %w (after a failure, for %v)", ErrUnavailable, op, robots.ErrStoreSkipped, s.cooldown)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if !s.migrated.Load() {
 		s.migrate.Lock()
 		err := error(nil)
 		if !s.migrated.Load() {
-			err = s.Migrate(ctx)
+			err = s.Migrate(cctx)
 		}
 		s.migrate.Unlock()
 		if err != nil {
 			return zero, s.failed(ctx, op, err)
 		}
 	}
-	v, err := fn(ctx)
+	v, err := fn(cctx)
 	if err != nil {
 		if missingSchema(err) {
 			// The tables or functions are gone (a restore from a backup
@@ -207,17 +220,21 @@ func missingSchema(err error) bool {
 	return false
 }
 
-// failed counts err, the failure of op, starts a cooldown unless the
-// caller's context ended, and returns it wrapped.
+// failed counts err, the failure of op, starts the cooldown and returns
+// it wrapped; when the caller, whose context ctx is, gave up, which says
+// nothing about the server, it counts and logs nothing and returns the
+// context's error.
 func (s *Store) failed(ctx context.Context, op string, err error) error {
+	if gone := robots.CallerGaveUp(ctx); gone != nil {
+		return gone
+	}
 	s.errs.Add(1)
-	if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		if s.cooldown > 0 {
-			s.restUntil.Store(time.Now().Add(s.cooldown).UnixNano())
-		}
-		if !s.down.Swap(true) {
-			s.logger.Warn("pgstore: PostgreSQL failed; the transports fall back on their own state", "op", op, "error", err)
-		}
+	s.fallbacks.Add(1)
+	if s.cooldown > 0 {
+		s.restUntil.Store(time.Now().Add(s.cooldown).UnixNano())
+	}
+	if !s.down.Swap(true) {
+		s.logger.Warn("pgstore: PostgreSQL failed; the transports fall back on their own state", "op", op, "error", err)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
 }

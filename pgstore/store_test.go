@@ -323,3 +323,61 @@ func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 		t.Errorf("Swap after the cooldown = %v, %v; want the schema made again and the record stored", ok, err)
 	}
 }
+
+// TestCallerGivingUpIsNotAFailure: a call whose caller's context ends
+// while PostgreSQL holds it (its deadline passes, or it is cancelled) is
+// the caller's: it is not counted, and it starts no cooldown, so that
+// the next request is served by the store; a call that outlasts the
+// store's own Timeout still is a failure, and the cooldown follows it.
+func TestCallerGivingUpIsNotAFailure(t *testing.T) {
+	srv := pgtest.Start(t)
+	const timeout = 2 * time.Second
+	store, pool := openStore(t, srv.URL, "gaveup", pgstore.Options{Timeout: timeout, Cooldown: time.Hour})
+	bg := context.Background()
+	origin := robots.OriginKey("https://site.example")
+	req := func() robots.SlotRequest {
+		return robots.SlotRequest{Member: "a", Now: time.Now(), Interval: time.Millisecond}
+	}
+	if _, err := store.ReserveSlot(bg, origin, req()); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction holding the pace table makes every slot call wait.
+	tx, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(bg)
+	if _, err := tx.Exec(bg, `LOCK TABLE gaveup.paces IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	deadline, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	if _, err := store.ReserveSlot(deadline, origin, req()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ReserveSlot past the caller's deadline = %v; want its context's error", err)
+	}
+	cancelled, stop := context.WithCancel(bg)
+	time.AfterFunc(100*time.Millisecond, stop)
+	if _, err := store.ReserveSlot(cancelled, origin, req()); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReserveSlot cancelled by its caller = %v; want context.Canceled", err)
+	}
+	if _, err := store.ReserveSlot(cancelled, origin, req()); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReserveSlot of a caller already gone = %v; want context.Canceled", err)
+	}
+	if st := store.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
+		t.Errorf("Stats after the callers gave up = %+v; want no error and no fallback", st)
+	}
+	// The store's own Timeout passing is a failure, and starts the
+	// cooldown.
+	if _, err := store.ReserveSlot(bg, origin, req()); !errors.Is(err, pgstore.ErrUnavailable) || errors.Is(err, robots.ErrStoreSkipped) {
+		t.Errorf("ReserveSlot past the store's Timeout = %v; want ErrUnavailable, tried", err)
+	}
+	if err := tx.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.ReserveSlot(bg, origin, req()); !errors.Is(err, robots.ErrStoreSkipped) {
+		t.Errorf("ReserveSlot within the cooldown = %v; want ErrStoreSkipped", err)
+	}
+	if st := store.Stats(); st.Errors != 1 || st.Fallbacks != 2 {
+		t.Errorf("Stats = %+v; want 1 error (the Timeout) and 2 fallbacks (it and the call skipped)", st)
+	}
+}

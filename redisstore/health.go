@@ -84,8 +84,8 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 	var zero T
 	h := &s.health
 	h.calls.Add(1)
-	if callerGaveUp(ctx) {
-		return zero, callerErr(ctx)
+	if err := robots.CallerGaveUp(ctx); err != nil {
+		return zero, err
 	}
 	start := time.Now()
 	if at := h.retryAt.Load(); at != 0 && start.UnixNano() < at {
@@ -120,32 +120,11 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 // up, which says nothing about Redis, it counts and logs nothing and
 // returns its context's error.
 func (h *health) failure(ctx context.Context, op string, err error) error {
-	if callerGaveUp(ctx) {
-		return callerErr(ctx)
+	if err := robots.CallerGaveUp(ctx); err != nil {
+		return err
 	}
 	h.failedCall(op, err)
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
-}
-
-// callerGaveUp reports whether ctx ended, by cancellation or by its
-// deadline passing. The deadline is read as well as Err: the
-// connection's read deadline, set from it, can fire before the context's
-// own timer has set Err.
-func callerGaveUp(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
-}
-
-// callerErr is the error of a call whose caller gave up: its context's,
-// or DeadlineExceeded while its timer has not yet set it.
-func callerErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return context.DeadlineExceeded
 }
 
 // dialFailure is the last error go-redis met dialing, and when.
