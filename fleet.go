@@ -213,6 +213,15 @@ func (c countedFleet) count(ctx context.Context, err error) {
 	}
 }
 
+// MemberWindowFor returns how long after its last slot a member of a fleet
+// still counts as pacing an origin of interval: a minute, or 32
+// intervals when longer, so that a member whose own slots are members
+// times the interval apart stays counted between them for up to 32
+// members. A Fleet counts members over this window.
+func MemberWindowFor(interval time.Duration) time.Duration {
+	return max(time.Minute, 32*interval)
+}
+
 // CallerGaveUp returns the error of ctx once its caller gave up on it,
 // by cancelling it or by its deadline passing, and nil while the caller
 // still waits. A Fleet's call that fails then says nothing about the

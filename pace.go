@@ -33,15 +33,6 @@ type schedule struct {
 	epoch    string               // the first reservation's
 }
 
-// MemberWindowFor returns how long after its last slot a member of a fleet
-// still counts as pacing an origin of interval: a minute, or 32
-// intervals when longer, so that a member whose own slots are members
-// times the interval apart stays counted between them for up to 32
-// members. A Fleet counts members over this window.
-func MemberWindowFor(interval time.Duration) time.Duration {
-	return max(time.Minute, 32*interval)
-}
-
 // newLocalPace returns a localPace of maxSchedules schedules (see table).
 func newLocalPace(maxSchedules int, now func() time.Time) *localPace {
 	p := &localPace{}
