@@ -233,7 +233,8 @@ func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 // crawler-max-price for what the budget lets the request pay, reserved.
 // It refuses the request when the URL was paid in the crawl, when the
 // budget cannot pay the origin's last price, or when the store cannot
-// answer.
+// answer; a request whose context ended meanwhile gets its context's
+// error instead, which is no refusal.
 func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, error) {
 	known := o.price.Load()
 	if !p.enabled() || known == 0 || freePaths[u.EscapedPath()] {
@@ -245,6 +246,10 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, erro
 		r, err := p.ledger.Reserve(ctx, p.crawl, key, amount, p.pay.Budget.Micros)
 		switch {
 		case err != nil:
+			if gone := CallerGaveUp(ctx); gone != nil {
+				// The caller's, not the store's: no refusal.
+				return offer{}, gone
+			}
 			return offer{}, p.refuse(u, Price{}, reasonStore, "", err, 0)
 		case r.Paid:
 			return offer{}, p.refuse(u, Price{}, reasonPaid, "", nil, r.Left)

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -812,5 +813,56 @@ func TestPaymentAnswersThe402Codes(t *testing.T) {
 				t.Errorf("the page was requested %d times; want %d", requests, tt.requests)
 			}
 		})
+	}
+}
+
+// stallingLedgerFleet is a MemoryFleet whose Reserve, once stall is set,
+// answers only when its caller gives up, as a budget store that does not
+// answer does.
+type stallingLedgerFleet struct {
+	*MemoryFleet
+	stall atomic.Bool
+}
+
+func (f *stallingLedgerFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
+	if f.stall.Load() {
+		<-ctx.Done()
+		return Reservation{}, ctx.Err()
+	}
+	return f.MemoryFleet.Reserve(ctx, crawl, url, amount, limit)
+}
+
+// TestPaymentCallerGivingUpIsNoRefusal checks that a request whose own
+// deadline passes while the budget store holds its up-front reservation
+// fails with its context's error: it is not refused for its price (no
+// *PaymentError, nothing in Stats.PriceRefused), and nothing is sent.
+func TestPaymentCallerGivingUpIsNoRefusal(t *testing.T) {
+	site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01"})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	fleet := &stallingLedgerFleet{MemoryFleet: NewMemoryFleet()}
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: fleet, Payment: testPayment})
+	// The first page's 402 tells the origin's price: the next request
+	// offers it up front.
+	if _, err := fetchBody(t, tr, srv.URL+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	fleet.stall.Store(true)
+	refused := tr.Stats().PriceRefused
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/b", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if _, ok := errors.AsType[*PaymentError](err); ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("GET /b past its deadline in the budget store = %v; want its context's error, no *PaymentError", err)
+	}
+	if got := tr.Stats().PriceRefused; got != refused {
+		t.Errorf("Stats().PriceRefused = %d, want %d: a caller giving up is no refusal", got, refused)
+	}
+	if n := len(site.requests("/b")); n != 0 {
+		t.Errorf("%d requests for /b reached the site, want none", n)
 	}
 }
