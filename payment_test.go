@@ -866,3 +866,54 @@ func TestPaymentCallerGivingUpIsNoRefusal(t *testing.T) {
 		t.Errorf("%d requests for /b reached the site, want none", n)
 	}
 }
+
+// ctxLedgerFleet is a MemoryFleet whose Settle fails once its caller's
+// context ended, as a store over the network does.
+type ctxLedgerFleet struct{ *MemoryFleet }
+
+func (f ctxLedgerFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return f.MemoryFleet.Settle(ctx, crawl, url, reserved, charged)
+}
+
+// TestPaymentChargeSettledAfterTheCallerLeft checks that a charge the
+// site made is settled in the budget store even when the request's
+// context ends as the answer arrives: the page was paid for whatever
+// the caller does next, so its charge is spent in the crawl's book.
+func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
+	site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01"})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	fleet := ctxLedgerFleet{NewMemoryFleet()}
+	var cancelB context.CancelFunc
+	base := rtFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := srv.Client().Transport.RoundTrip(req)
+		if err == nil && req.URL.Path == "/b" && resp.StatusCode == http.StatusOK {
+			cancelB()
+		}
+		return resp, err
+	})
+	tr := NewTransport(base, Options{MinDelay: -1, Fleet: fleet, Payment: testPayment})
+	if _, err := fetchBody(t, tr, srv.URL+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ctx, cancelB = context.WithCancel(ctx)
+	defer cancelB()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/b", nil)
+	if resp, err := tr.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	if got := tr.Stats().Spent.Micros; got != 20000 {
+		t.Fatalf("Stats().Spent = %d µUSD, want 20000: both pages charged", got)
+	}
+	// Settled, the crawl's book holds both charges as spent; not settled,
+	// /b's reservation is given back and its charge is missing.
+	r, err := fleet.MemoryFleet.Reserve(context.Background(), DefaultCrawl+" USD", "http://probe.example/", testPayment.Budget.Micros, testPayment.Budget.Micros)
+	if want := testPayment.Budget.Micros - 20000; err != nil || r.Reserved || r.Left != want {
+		t.Errorf("the budget's book: %+v, %v; want %d µUSD left: the charge for /b was not settled", r, err, want)
+	}
+}
