@@ -1882,6 +1882,36 @@ func (c *jumpClock) arm(reads int, d time.Duration) {
 	c.mu.Unlock()
 }
 
+// jumpingFleet is a transport paced at a delay through a watchedFleet,
+// on a jumpClock, and the times its base saw each send.
+type jumpingFleet struct {
+	clock *jumpClock
+	fleet *watchedFleet
+	tr    *Transport
+	sends func() []time.Time
+}
+
+func newJumpingFleet(delay time.Duration) *jumpingFleet {
+	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
+	base, sends := sendClock(clock.peek)
+	fleet := newWatchedFleet()
+	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
+	return &jumpingFleet{clock: clock, fleet: fleet, tr: tr, sends: sends}
+}
+
+// get sends a request for path with ctx, under a ceiling only a request
+// stuck behind one that never left the line could reach.
+func (j *jumpingFleet) get(ctx context.Context, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, waitCeiling)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example"+path, nil)
+	resp, err := j.tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
 // TestStoreSlotPassedBeforeTheSendIsTakenAgain checks that a process
 // preempted between the store's answer, in time, and the send, past the
 // slot's spread, does not send on that slot: the delay would not hold
@@ -1889,22 +1919,13 @@ func (c *jumpClock) arm(reads int, d time.Duration) {
 // back and a new one taken, and the request goes on it.
 func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 	const delay = 100 * time.Millisecond
-	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
-	base, sends := sendClock(clock.peek)
-	fleet := newWatchedFleet()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
+	j := newJumpingFleet(delay)
+	clock, fleet, sends := j.clock, j.fleet, j.sends
 	get := func(path string) {
 		t.Helper()
-		// A ceiling only a request stuck behind one that never left the
-		// line could reach.
-		ctx, cancel := context.WithTimeout(context.Background(), waitCeiling)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example"+path, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
+		if err := j.get(context.Background(), path); err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
 	}
 	get("/first")
 	clock.Sleep(context.Background(), time.Second)
@@ -1942,20 +1963,8 @@ func TestStoreSlotPassedBeforeTheSendIsTakenAgain(t *testing.T) {
 // Stats.SlotErrors as every such request is.
 func TestSlotTakenAgainPastTheWaitIsASlotError(t *testing.T) {
 	const delay = 100 * time.Millisecond
-	clock := &jumpClock{steppingClock: steppingClock{now: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)}}
-	base, sends := sendClock(clock.peek)
-	fleet := newWatchedFleet()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot/1.0", MinDelay: delay, Fleet: fleet, Now: clock.Now, Sleep: clock.Sleep})
-	get := func(ctx context.Context, path string) error {
-		ctx, cancel := context.WithTimeout(ctx, waitCeiling)
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example"+path, nil)
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	j := newJumpingFleet(delay)
+	clock, fleet, tr, sends, get := j.clock, j.fleet, j.tr, j.sends, j.get
 	if err := get(context.Background(), "/first"); err != nil {
 		t.Fatal(err)
 	}
