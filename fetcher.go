@@ -131,7 +131,9 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 		// What a good outcome is kept by; next reads none of it for an
 		// unreachable one.
 		res.maxAge, res.age, res.noCache = cacheControl(resp.Header)
-		res.etag, res.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+		// "Etag" is the key net/http keeps ETag under: asked so, the
+		// header's name is not copied to canonical form on every fetch.
+		res.etag, res.lastModified = resp.Header.Get("Etag"), resp.Header.Get("Last-Modified")
 		switch code := resp.StatusCode; {
 		case code >= 200 && code <= 299:
 			return f.readBody(ctx, resp, res)
