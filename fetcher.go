@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,10 +118,13 @@ func (f *fetcher) fetch(ctx context.Context, robotsURL *url.URL, host string, v 
 // leaving them to an http.Client, so that each hop is bounded like the
 // first.
 func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v validators) fetchResult {
-	robotsURL := at.String()
-	seen := map[string]bool{at.String(): true}
+	// Each hop's URL is made a string once: it names the result, and
+	// the hops before it tell a loop.
+	cur := at.String()
+	robotsURL := cur
+	var seen []string
 	for hops := 0; ; hops++ {
-		res := fetchResult{maxAge: -1, url: at.String()}
+		res := fetchResult{maxAge: -1, url: cur}
 		resp, err := f.get(ctx, at, host, v)
 		if err != nil {
 			res.outcome, res.err = Unreachable, f.fetchError(ctx, err)
@@ -146,21 +150,25 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 			where := resp.Header.Get("Location")
 			discard(resp.Body)
 			loc, err := at.Parse(where)
+			var next string
+			if err == nil {
+				loc.Fragment, loc.RawFragment = "", ""
+				next = loc.String()
+			}
 			switch {
 			case err != nil || !isHTTP(loc.Scheme) || loc.Host == "":
-				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", at, where)
+				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", cur, where)
 			case hops >= f.maxRedirects:
 				res.err = fmt.Errorf("robots: %s: more than %d redirects", robotsURL, f.maxRedirects)
-			case seen[loc.String()]:
-				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, loc)
+			case next == cur || slices.Contains(seen, next):
+				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, next)
 			default:
-				loc.Fragment, loc.RawFragment = "", ""
-				seen[loc.String()] = true
+				seen = append(seen, cur)
 				if !strings.EqualFold(loc.Host, at.Host) {
 					// The Host override names the first server only.
 					host = ""
 				}
-				at = loc
+				at, cur = loc, next
 				continue
 			}
 			// RFC 9309 section 2.3.1.2: a robots.txt not reached within

@@ -267,21 +267,32 @@ func TestStatus3xx(t *testing.T) {
 			t.Errorf("outcome %v after %d requests, want unavailable after 6", info.Outcome, hits.Load())
 		}
 	})
-	t.Run("loop is unavailable", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				http.Redirect(w, r, "/again", http.StatusFound)
-				return
+	for name, again := range map[string][2]string{
+		"loop is unavailable, told at once":      {"/again", "/robots.txt"},
+		"loop through fragments is told at once": {"/again#a", "/robots.txt#b"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var hits atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				if r.URL.Path == "/robots.txt" {
+					http.Redirect(w, r, again[0], http.StatusFound)
+					return
+				}
+				http.Redirect(w, r, again[1], http.StatusFound)
+			}))
+			t.Cleanup(srv.Close)
+			tr := newTestTransport(t, newClock(), Options{})
+			info, err := tr.Robots(context.Background(), srv.URL)
+			if err != nil || info.Outcome != Unavailable || tr.Check(context.Background(), srv.URL+"/x") != nil {
+				t.Errorf("Robots = %v, %v; want unavailable and allowed", info.Outcome, err)
 			}
-			http.Redirect(w, r, "/robots.txt", http.StatusFound)
-		}))
-		t.Cleanup(srv.Close)
-		tr := newTestTransport(t, newClock(), Options{})
-		info, err := tr.Robots(context.Background(), srv.URL)
-		if err != nil || info.Outcome != Unavailable || tr.Check(context.Background(), srv.URL+"/x") != nil {
-			t.Errorf("Robots = %v, %v; want unavailable and allowed", info.Outcome, err)
-		}
-	})
+			// A fragment is never sent: the second redirect leads back.
+			if n := hits.Load(); n != 2 {
+				t.Errorf("%d requests, want 2: the loop told when it leads back", n)
+			}
+		})
+	}
 	t.Run("another origin's file governs the redirecting origin", func(t *testing.T) {
 		other := newSite(t, serve(200, privateRobots))
 		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
