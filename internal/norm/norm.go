@@ -1,21 +1,25 @@
 // Package norm holds the ASCII case folding that field names and product
 // tokens share: lower-casing, comparing in any case, and comparing a
-// field name eight octets at a time. RFC 9309 field names and product tokens are
-// ASCII, so folding only A-Z keeps non-ASCII octets as they are and never
-// changes a string's length, unlike strings.ToLower.
+// field name eight octets at a time. RFC 9309 field names and product
+// tokens are ASCII, so folding only A-Z keeps non-ASCII octets as they
+// are and never changes a string's length, unlike strings.ToLower.
 package norm
 
 // AppendLower appends b with A-Z lower-cased to dst and returns the
 // extended slice.
 func AppendLower[S ~string | ~[]byte](dst []byte, b S) []byte {
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
+		dst = append(dst, lower(b[i]))
 	}
 	return dst
+}
+
+// lower returns c lower-cased if it is A-Z, else c: the one folding.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // Lower returns s with A-Z lower-cased, s itself when it has none.
@@ -35,17 +39,7 @@ func EqualFold(a, b string) bool {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
-		c, d := a[i], b[i]
-		if c == d {
-			continue
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if 'A' <= d && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if c != d {
+		if a[i] != b[i] && lower(a[i]) != lower(b[i]) {
 			return false
 		}
 	}
