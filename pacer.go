@@ -277,13 +277,15 @@ func (p *pacer) spread(delay, atLeast time.Duration) time.Duration {
 	return max(min(2*time.Duration(p.late.Load()), delay/2), minSpread, atLeast)
 }
 
-// handOn lets tk's request go, the last thing before the base: the line
-// moves up and the send, the next slot's base, is recorded lock-free, so
-// nothing between the clock and the send waits. A store slot whose
-// spread passed before the send (the answer came late, or the process
-// was preempted after it) is given back and asked again with a spread
-// the lateness fits, past half the delay if need be, so that the delay
-// holds from the send and a slow store still gets the request sent.
+// handOn lets tk's request go, the last thing before the base: the send,
+// the next slot's base, is recorded before the line moves up, so that the
+// waiter woken next counts from it (woken first, it could count from the
+// slot alone and take one at once, ahead of a send that came late). A
+// store slot whose spread passed before the send (the answer came late,
+// or the process was preempted after it) is given back and asked again
+// with a spread the lateness fits, past half the delay if need be, so
+// that the delay holds from the send and a slow store still gets the
+// request sent.
 func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	for tk != nil && tk.store {
 		late := p.now().Sub(tk.at)
@@ -299,10 +301,10 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	if tk == nil {
 		return nil
 	}
-	tk.l.leave(tk.w)
 	at := slotTime(p.now()).UnixNano()
 	for cur := tk.l.sent.Load(); at > cur && !tk.l.sent.CompareAndSwap(cur, at); cur = tk.l.sent.Load() {
 	}
+	tk.l.leave(tk.w)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1993,4 +1994,54 @@ func TestSlotTakenAgainPastTheWaitIsASlotError(t *testing.T) {
 	if n := tr.Stats().SlotErrors; n != 1 {
 		t.Errorf("Stats().SlotErrors = %d, want 1", n)
 	}
+}
+
+// TestHandOnCountsTheNextSlotFromTheSend checks that the waiter a hand-on
+// wakes counts from that send: a head that reaches the base a delay after
+// its slot, and is preempted once more on the way, is followed a delay
+// after its send, not at once on its slot's count, ahead of it.
+func TestHandOnCountsTheNextSlotFromTheSend(t *testing.T) {
+	// On one P the waiter woken runs only when the hand-on blocks, at the
+	// preemption, so the order is the same on every run.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		const delay = time.Second
+		var preempted atomic.Bool
+		now := func() time.Time {
+			if preempted.CompareAndSwap(true, false) {
+				time.Sleep(delay / 2)
+			}
+			return time.Now()
+		}
+		cfg := newConfig(Options{MinDelay: delay, Now: now, Logger: slog.New(slog.DiscardHandler)})
+		var p pacer
+		p.init(&cfg, newLocalPace(minSchedules, now), nil, now, sleep, &counters{})
+		l := p.lines.get("http://site.example")
+		ctx := context.Background()
+		head, err := p.wait(ctx, l, delay, now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := make(chan time.Time, 1)
+		go func() {
+			tk, err := p.wait(ctx, l, delay, now(), nil)
+			if err == nil {
+				err = p.handOn(ctx, tk)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			next <- time.Now()
+		}()
+		synctest.Wait()
+		time.Sleep(delay)
+		preempted.Store(true)
+		if err := p.handOn(ctx, head); err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		if gap := bubbleRecv(t, next, "the next request's hand-on").Sub(sent); gap < delay {
+			t.Errorf("the next request went %v after the late head, want %v or more", gap, delay)
+		}
+	})
 }
