@@ -245,7 +245,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 	if err != nil || !slot.Reserved {
 		return ticket{}, slot.At, err
 	}
-	return ticket{l: l}, slot.At, nil
+	return ticket{l: l, at: slot.At, delay: delay}, slot.At, nil
 }
 
 // heard keeps the store's answer: its member count and epoch (a new one
@@ -306,6 +306,21 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	}
 	tk.l.leave(tk.w)
 	return nil
+}
+
+// giveBack lets tk's request go unsent: its slot is given back and it
+// leaves the line, which would otherwise wait behind it for good.
+func (p *pacer) giveBack(ctx context.Context, tk *ticket) {
+	if tk == nil {
+		return
+	}
+	if tk.store {
+		p.cancel(ctx, tk.l, tk.at.Add(tk.spread), tk.delay+tk.spread)
+	} else {
+		// The process's own pace always gives its last slot back.
+		p.local.CancelSlot(ctx, tk.l.key, tk.at, tk.delay)
+	}
+	tk.l.leave(tk.w)
 }
 
 // cancel gives the store's slot at back, wasted only if it cannot be.

@@ -917,3 +917,52 @@ func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
 		t.Errorf("the budget's book: %+v, %v; want %d µUSD left: the charge for /b was not settled", r, err, want)
 	}
 }
+
+// TestPaymentBodyThatCannotBeReadAgainHoldsNoSlot checks that a request
+// whose paid copy cannot get its body (GetBody fails) gives its
+// politeness slot back as it fails: the origin's next request goes on
+// that slot, neither held behind a request that will never be sent nor
+// a delay after it.
+func TestPaymentBodyThatCannotBeReadAgainHoldsNoSlot(t *testing.T) {
+	for _, fleet := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fleet=%v", fleet), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { bodyGoneHoldsNoSlot(t, fleet) })
+		})
+	}
+}
+
+// bodyGoneHoldsNoSlot is TestPaymentBodyThatCannotBeReadAgainHoldsNoSlot
+// on the process's own pace, or a fleet's.
+func bodyGoneHoldsNoSlot(t *testing.T, fleet bool) {
+	const delay = time.Second
+	site := newFakeSite(serve(404, ""))
+	site.setPages(newChargingSite(map[string]string{"/a": "USD 0.01", "/form": "USD 0.01", "/b": "USD 0.01"}).ServeHTTP)
+	opts := Options{MinDelay: delay, Payment: testPayment}
+	if fleet {
+		opts.Fleet = NewMemoryFleet()
+	}
+	tr := newBubbleTransport(site, opts)
+	start := time.Now()
+	// The origin asks a price, paid a delay later: its requests offer
+	// one up front from now on.
+	if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://site.example/form", strings.NewReader("q=1"))
+	req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("body gone") }
+	if _, err := bubbleRoundTrip(t, tr, req); err == nil {
+		t.Fatal("a paid request without its body was sent")
+	}
+	// It failed at its slot: two delays in, and a store slot's spread or
+	// two.
+	failed := time.Since(start)
+	if failed < 2*delay || failed > 2*delay+delay/10 {
+		t.Fatalf("the request without its body failed at +%v, want +%v, at its slot", failed, 2*delay)
+	}
+	if _, err := bubbleGet(t, tr, "http://site.example/b"); err != nil {
+		t.Fatalf("the next request to the origin: %v; want it sent on the slot given back", err)
+	}
+	if d := site.hitOf(t, "http://site.example/b").at.Sub(start); d != failed {
+		t.Errorf("the next request reached the site at +%v, want +%v, on the slot given back", d, failed)
+	}
+}

@@ -135,7 +135,9 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 	o, tk, host, err := t.admit(ctx, req, &f.paid)
 	out := f.out
 	if err == nil && o != nil {
-		out, err = withOffer(ctx, req, out, f.paid)
+		if out, err = withOffer(ctx, req, out, f.paid); err != nil {
+			t.pacer.giveBack(ctx, tk)
+		}
 	}
 	if err == nil {
 		// Without an origin the scheme is not http or https: robots.txt
