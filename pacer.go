@@ -301,10 +301,11 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	if tk == nil {
 		return nil
 	}
-	at := slotTime(p.now()).UnixNano()
-	for cur := tk.l.sent.Load(); at > cur && !tk.l.sent.CompareAndSwap(cur, at); cur = tk.l.sent.Load() {
-	}
+	tk.l.send(p.now())
 	tk.l.leave(tk.w)
+	// Once more, so that a waiter woken as the line moved, asleep toward
+	// a slot counted from the first, wakes to what the move took too.
+	tk.l.send(p.now())
 	return nil
 }
 
@@ -549,6 +550,13 @@ func (l *line) pausedAt() time.Time { return unixTime(l.paused.Load()) }
 
 // sentAt returns the time of the last send, the zero time before one.
 func (l *line) sentAt() time.Time { return unixTime(l.sent.Load()) }
+
+// send records a send at at, unless a later one is recorded.
+func (l *line) send(at time.Time) {
+	n := slotTime(at).UnixNano()
+	for cur := l.sent.Load(); n > cur && !l.sent.CompareAndSwap(cur, n); cur = l.sent.Load() {
+	}
+}
 
 // busy reports whether l holds anything back at now.
 func (l *line) busy(now time.Time) bool {
