@@ -107,14 +107,16 @@ func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time
 
 // hold is wait for w, in l's line, asking a store slot spread at least
 // atLeast.
-func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (_ *ticket, err error) {
+func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (held *ticket, err error) {
 	lim, left, most := limit(ctx, now)
 	start, waited := now, false
 	defer func() {
 		if waited {
 			p.stats.waited.Add(int64(max(p.now().Sub(start), 0)))
 		}
-		if err != nil {
+		// Without a ticket (an error, or a panic of the Fleet's) w
+		// leaves, or the line would wait behind it for good.
+		if held == nil {
 			l.leave(w)
 		}
 	}()
@@ -245,7 +247,7 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 	if err != nil || !slot.Reserved {
 		return ticket{}, slot.At, err
 	}
-	return ticket{l: l, at: slot.At, delay: delay}, slot.At, nil
+	return ticket{l: l}, slot.At, nil
 }
 
 // heard keeps the store's answer: its member count and epoch (a new one
@@ -307,21 +309,6 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 	// a slot counted from the first, wakes to what the move took too.
 	tk.l.send(p.now())
 	return nil
-}
-
-// giveBack lets tk's request go unsent: its slot is given back and it
-// leaves the line, which would otherwise wait behind it for good.
-func (p *pacer) giveBack(ctx context.Context, tk *ticket) {
-	if tk == nil {
-		return
-	}
-	if tk.store {
-		p.cancel(ctx, tk.l, tk.at.Add(tk.spread), tk.delay+tk.spread)
-	} else {
-		// The process's own pace always gives its last slot back.
-		p.local.CancelSlot(ctx, tk.l.key, tk.at, tk.delay)
-	}
-	tk.l.leave(tk.w)
 }
 
 // cancel gives the store's slot at back, wasted only if it cannot be.

@@ -2045,3 +2045,43 @@ func TestHandOnCountsTheNextSlotFromTheSend(t *testing.T) {
 		}
 	})
 }
+
+// panickingFleet is a Fleet whose first ReserveSlot panics.
+type panickingFleet struct {
+	Fleet
+	panicked atomic.Bool
+}
+
+func (f *panickingFleet) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	if f.panicked.CompareAndSwap(false, true) {
+		panic("the store's client broke")
+	}
+	return f.Fleet.ReserveSlot(ctx, key, req)
+}
+
+// TestFleetPanicLeavesTheLine checks that a request whose Fleet panics
+// as it takes its slot leaves the origin's line as the panic goes up to
+// its caller: the next request goes at once, not held for good behind a
+// request that will never be sent.
+func TestFleetPanicLeavesTheLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		tr := newBubbleTransport(site, Options{MinDelay: time.Second, Fleet: &panickingFleet{Fleet: NewMemoryFleet()}})
+		func() {
+			defer func() {
+				if p := recover(); p == nil {
+					t.Error("the Fleet's panic did not reach the caller")
+				}
+			}()
+			req, _ := http.NewRequest(http.MethodGet, "http://site.example/first", nil)
+			tr.RoundTrip(req)
+		}()
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://site.example/second"); err != nil {
+			t.Fatal(err)
+		}
+		if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != 0 {
+			t.Errorf("the request after the panic went %v later, want at once", d)
+		}
+	})
+}

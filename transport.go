@@ -132,25 +132,8 @@ type followUp struct {
 // out at first. It returns the response, or the follow-up to send next
 // when the site asked a price it pays or the base answers the response.
 func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f followUp) (*http.Response, followUp, error) {
-	o, tk, host, err := t.admit(ctx, req, &f.paid)
-	out := f.out
-	if err == nil && o != nil {
-		if out, err = withOffer(ctx, req, out, f.paid); err != nil {
-			t.pacer.giveBack(ctx, tk)
-		}
-	}
+	o, out, tk, err := t.admit(ctx, req, &f)
 	if err == nil {
-		// Without an origin the scheme is not http or https: robots.txt
-		// does not govern the request, but the base is held to its
-		// contract all the same.
-		if o == nil {
-			out = req
-		} else if host != "" {
-			if out == req {
-				out = req.Clone(ctx)
-			}
-			out.Host = host
-		}
 		// The slot counts from here: nothing comes between it and the
 		// send. A store slot asked again may lie past the deadline too.
 		err = t.pacer.handOn(ctx, tk)
@@ -206,33 +189,35 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 }
 
 // admit takes req through everything that comes before sending it: its
-// target, its origin, the decision on the origin's robots.txt and the
-// politeness wait. It returns the origin; no origin and no error for a
-// request whose scheme robots.txt does not govern, which goes to the base
-// untouched; or the error to return unsent, the caller then closing
-// req's body. host is the Host header to send req with, "" for its own
-// (see originID.hostFor).
+// target, its origin, the decision on the origin's robots.txt, the
+// request as it goes out (f.out, offering f.paid's price, with the Host
+// of its origin: see originID.hostFor) and, last, the politeness wait,
+// so that nothing comes between the slot and the send. It returns the
+// origin and the request to send; no origin, and req itself, for a
+// request whose scheme robots.txt does not govern, which goes to the
+// base untouched; or the error to return unsent, the caller then closing
+// req's body.
 //
 // For an origin that asked a price before, admit reserves the price a
-// request offers up front, into *paid, unless it holds one already, and
+// request offers up front, into f.paid, unless it holds one already, and
 // refuses the request unsent when it cannot be paid.
-func (t *Transport) admit(ctx context.Context, req *http.Request, paid *offer) (o *origin, tk *ticket, host string, err error) {
+func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (o *origin, out *http.Request, tk *ticket, err error) {
 	if req.URL == nil {
-		return nil, nil, "", errors.New("robots: request has no URL")
+		return nil, nil, nil, errors.New("robots: request has no URL")
 	}
 	if t.cfg.invalid != nil {
-		return nil, nil, "", t.cfg.invalid
+		return nil, nil, nil, t.cfg.invalid
 	}
 	if !isHTTP(req.URL.Scheme) {
-		return nil, nil, "", nil
+		// robots.txt does not govern the request, but the base is held
+		// to its contract all the same.
+		return nil, req, nil, nil
 	}
 	tg, err := targetOf(req)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, err
 	}
-	if h, other := tg.id.hostFor(req); other {
-		host = h
-	}
+	host, other := tg.id.hostFor(req)
 	o = t.origins.originFor(tg.id)
 	// decide decides the request on the origin's robots state as of now,
 	// renewed first when it is due, and returns the delay it is paced by.
@@ -262,18 +247,27 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, paid *offer) (
 	}
 	delay, err := decide(now)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, err
 	}
-	if paid.scheme == nil && !tg.robotsTxt {
-		if *paid, err = t.payer.upFront(ctx, o, tg.url); err != nil {
-			return nil, nil, "", err
+	if f.paid.scheme == nil && !tg.robotsTxt {
+		if f.paid, err = t.payer.upFront(ctx, o, tg.url); err != nil {
+			return nil, nil, nil, err
 		}
+	}
+	if out, err = withOffer(ctx, req, f.out, f.paid); err != nil {
+		return nil, nil, nil, err
+	}
+	if other {
+		if out == req {
+			out = req.Clone(ctx)
+		}
+		out.Host = host
 	}
 	tk, err = t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, err
 	}
-	return o, tk, host, nil
+	return o, out, tk, nil
 }
 
 // Check decides rawURL as RoundTrip would, without waiting for its
