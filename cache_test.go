@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,54 @@ func TestFreshness(t *testing.T) {
 				check(1)
 				time.Sleep(time.Second)
 				check(2)
+			})
+		})
+	}
+}
+
+// TestFreshnessCountsFromTheRequest checks that a robots.txt's lifetime
+// counts from when its fetch began, as an HTTP cache counts a response's
+// age (RFC 9111 section 4.2.3): one that took ten seconds to arrive with
+// max-age=60 is fetched again 60 seconds after it was asked for, not 70,
+// and a 304 renews it the same way; yet never sooner than MinFreshness
+// after it arrived, however long it took.
+func TestFreshnessCountsFromTheRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name, cacheControl string
+		minFresh           time.Duration
+		want               []time.Duration
+	}{
+		// Asked at 0, answered at 10; due at 60, asked then (a 304) and
+		// answered at 70; due at 120.
+		{"max-age", "max-age=60", time.Second, []time.Duration{0, time.Minute, 2 * time.Minute}},
+		// Answered at 10, past the floor counted from the request (5):
+		// due 5 after the answer.
+		{"no-cache below the floor", "no-cache", 5 * time.Second, []time.Duration{0, 15 * time.Second, 30 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					time.Sleep(10 * time.Second)
+					w.Header().Set("Cache-Control", tc.cacheControl)
+					w.Header().Set("ETag", `"v1"`)
+					if r.Header.Get("If-None-Match") == `"v1"` {
+						w.WriteHeader(http.StatusNotModified)
+						return
+					}
+					io.WriteString(w, privateRobots)
+				})
+				tr := newBubbleTransport(site, Options{MinFreshness: tc.minFresh})
+				start := time.Now()
+				for time.Since(start) < 3*time.Minute {
+					if err := tr.Check(context.Background(), "http://site.example/page"); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(time.Second)
+				}
+				got := hitTimes(site.robotsHits(), start)
+				if !slices.Equal(got[:min(len(got), len(tc.want))], tc.want) {
+					t.Errorf("robots.txt asked at %v, want %v first", got, tc.want)
+				}
 			})
 		})
 	}

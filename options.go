@@ -96,13 +96,14 @@ type Options struct {
 	// Crawl-delay is ignored; if zero, DefaultMaxCrawlDelay is used.
 	MaxCrawlDelay time.Duration
 	// Freshness is how long a fetched robots.txt, or a 4xx answer, is
-	// reused before it is fetched again; a shorter Cache-Control max-age,
-	// less the response's Age, is honoured down to MinFreshness. If zero
-	// or negative, DefaultFreshness (24 hours) is used.
+	// reused before it is fetched again, counted from when its fetch
+	// began, as HTTP caches count; a shorter Cache-Control max-age, less
+	// the response's Age, is honoured down to MinFreshness. If zero or
+	// negative, DefaultFreshness (24 hours) is used.
 	Freshness time.Duration
 	// MinFreshness is the shortest time a fetched robots.txt is reused,
-	// so that max-age=0, no-cache or no-store never mean a fetch per
-	// request. It is never more than Freshness. If zero or negative,
+	// counted from when it arrived, so that max-age=0, no-cache, no-store
+	// or a slow fetch never mean a fetch per request. It is never more than Freshness. If zero or negative,
 	// DefaultMinFreshness (a minute) is used.
 	MinFreshness time.Duration
 	// FallbackAfter is how long an origin's robots.txt must stay

@@ -67,7 +67,7 @@ func recordAfter(prev *record, res fetchResult, now time.Time, l lifetimes) reco
 		// the last good copy held through an outage.
 		if good := prev.parsedCopy(); good != nil {
 			rec := *good
-			rec.Status, rec.FetchedAt, rec.Expires, rec.URL = res.status, now, now.Add(l.lifetime(res)), res.url
+			rec.Status, rec.FetchedAt, rec.Expires, rec.URL = res.status, now, l.expires(res, now), res.url
 			if res.etag != "" {
 				rec.ETag = res.etag
 			}
@@ -81,7 +81,7 @@ func recordAfter(prev *record, res fetchResult, now time.Time, l lifetimes) reco
 	if res.outcome != Unreachable {
 		rec := record{
 			Outcome: res.outcome, Status: res.status, Body: res.body, Size: res.size, Truncated: res.truncated,
-			FetchedAt: now, Expires: now.Add(l.lifetime(res)), Vary: res.vary,
+			FetchedAt: now, Expires: l.expires(res, now), Vary: res.vary,
 		}
 		if res.outcome == Parsed {
 			rec.ETag, rec.LastModified, rec.URL = res.etag, res.lastModified, res.url
@@ -118,6 +118,15 @@ func (l lifetimes) lifetime(res fetchResult) time.Duration {
 		d = min(d, res.maxAge-min(res.age, res.maxAge))
 	}
 	return min(max(d, l.minFresh), l.fresh)
+}
+
+// expires is when a good outcome fetched by now stops being reused: its
+// lifetime counted from when the fetch began, as an HTTP cache counts a
+// response's age from its request (RFC 9111 section 4.2.3), so that a
+// slow fetch does not lengthen it; never sooner than Options.MinFreshness
+// after now.
+func (l lifetimes) expires(res fetchResult, now time.Time) time.Time {
+	return latest(now.Add(l.lifetime(res)-res.took), now.Add(l.minFresh))
 }
 
 // backoff is the wait before fetching an unreachable robots.txt again after
