@@ -126,7 +126,7 @@ func (l lifetimes) lifetime(res fetchResult) time.Duration {
 // slow fetch does not lengthen it; never sooner than Options.MinFreshness
 // after now.
 func (l lifetimes) expires(res fetchResult, now time.Time) time.Time {
-	return latest(now.Add(l.lifetime(res)-res.took), now.Add(l.minFresh))
+	return now.Add(max(l.lifetime(res)-res.took, l.minFresh))
 }
 
 // backoff is the wait before fetching an unreachable robots.txt again after
