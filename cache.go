@@ -161,36 +161,52 @@ const growFrame = 5 << 10
 
 var frameIndex = growFrame - 1
 
-// renew brings o's state up to date, in five steps: load the newest
+// renew brings o's state up to date (see refresh), makes the result o's
+// state and weighs o again, unless the renewal before it did. A panic
+// refresh contained leaves the origin unreachable, from the last record
+// the renewal came to.
+func (c *robotsCache) renew(ctx context.Context, o *origin) *state {
+	prev := o.current()
+	base, st, fetched, panicked := c.refresh(ctx, o, prev)
+	switch {
+	case panicked != nil:
+		res := unreachable("", panicked)
+		st, fetched = newState(recordAfter(base, res, c.now(), c.times), res.err, prev.parsed()), nil
+	case st == prev:
+		return prev
+	}
+	return c.keep(o, st, fetched)
+}
+
+// refresh renews o's state from prev's, in five steps: load the newest
 // record stored (another transport sharing the store may have fetched
 // it), take the fleet's fetch lease (or wait for the record of the
 // process holding it), fetch, save what the fetch leads to, and parse
-// the body the record it comes to keeps, unless that body is one
-// already parsed. It makes the result o's state and weighs o again.
-func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
-	prev := o.current()
-	base := recordOf(prev)
+// the body the record it comes to keeps, unless that body is one already
+// parsed. It returns prev when the renewal before it brought it up to
+// date, and fetched, the fetch it made if any. The store, the fetcher
+// and the logger contain their plug-ins' panics; refresh contains the
+// rest, which singleflight would re-raise in a goroutine of its own,
+// killing the process, and returns it as panicked, base then the last
+// record it came to.
+func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base *record, st *state, fetched *fetchResult, panicked error) {
 	defer func() {
-		// The store, the fetcher and the logger contain their plug-ins'
-		// panics; this catches the rest, which singleflight would
-		// re-raise in a goroutine of its own, killing the process.
 		if p := recover(); p != nil {
 			c.logger.Error("robots: panic renewing robots.txt", "origin", o.key, "panic", p, "stack", string(debug.Stack()))
-			res := unreachable("", fmt.Errorf("robots: panic: %v", p))
-			st = c.keep(o, newState(recordAfter(base, res, c.now(), c.times), res.err, prev.parsed()), nil)
+			panicked = fmt.Errorf("robots: panic: %v", p)
 		}
 	}()
+	base = recordOf(prev)
 	now := c.now()
 	if base != nil && !base.due(now) {
 		// The renewal before this one brought it up to date.
-		return prev
+		return base, prev, nil, nil
 	}
 	// Load: another transport sharing the store may have fetched since.
 	if stored, ok := c.store.load(ctx, o.key, false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
 		base = &stored.rec
 	}
 	var res fetchResult
-	var fetched *fetchResult
 	if base == nil || base.due(now) {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
@@ -213,7 +229,7 @@ func (c *robotsCache) renew(ctx context.Context, o *origin) (st *state) {
 	}
 	// Parse the body kept, once, unless it is the one the state already
 	// holds parsed.
-	return c.keep(o, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched)
+	return base, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched, nil
 }
 
 // save stores rec, what a fetch led to, as origin's record, merged with

@@ -352,3 +352,36 @@ func TestRenewalPanicRecovered(t *testing.T) {
 		t.Errorf("a body the earlier state did not parse was given its parse")
 	}
 }
+
+// TestRenewalPanicKeepsTheNewestRecord checks that a panic later in the
+// renewal, once it loaded a newer record another transport stored, falls
+// back on that record: the origin goes unreachable with the stored copy
+// as its last good one, not the older copy this transport held.
+func TestRenewalPanicKeepsTheNewestRecord(t *testing.T) {
+	c := newClock()
+	var reads, panicAt atomic.Int64
+	now := func() time.Time {
+		if reads.Add(1) == panicAt.Load() {
+			panic("clock broke")
+		}
+		return c.Now()
+	}
+	cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	var cache robotsCache
+	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), nil, rtFunc(func(*http.Request) (*http.Response, error) {
+		t.Error("the renewal fetched after a panic")
+		return nil, errors.New("unexpected")
+	}), now, c.Sleep, &counters{})
+	old, newer := []byte(privateRobots), []byte("User-agent: *\nDisallow: /newer\n")
+	o := cache.originFor(originID{host: "site.example"})
+	o.st.Store(newState(record{Outcome: Parsed, Body: old, FetchedAt: c.Now(), Expires: c.Now()}, nil, parsedBody{old, policy.Parse(old)}))
+	// Another transport fetched since; its copy is due as well.
+	cache.save(context.Background(), o.key, record{Outcome: Parsed, Body: newer, FetchedAt: c.Now().Add(time.Second), Expires: c.Now()})
+	// The renewal's first clock reading is the due check; the second,
+	// as it fetches, panics.
+	panicAt.Store(reads.Load() + 2)
+	st := cache.renew(context.Background(), o)
+	if st.rec.Outcome != Unreachable || st.rec.Good == nil || !bytes.Equal(st.rec.Good.Body, newer) {
+		t.Errorf("record %+v; want unreachable, keeping the stored copy as the last good one", st.rec)
+	}
+}
