@@ -2085,3 +2085,59 @@ func TestFleetPanicLeavesTheLine(t *testing.T) {
 		}
 	})
 }
+
+// TestHandOnCountsTheMoveOfTheLine checks that a hand-on held up as the
+// line moves (here its lock, taken by the test) is still counted from
+// when it went: the waiter the move wakes, asleep toward a slot counted
+// from the clock read before it, is handed on a delay after the hand-on
+// returned. It runs on the real clock, since a wait for a lock does not
+// let a synctest bubble's clock move.
+func TestHandOnCountsTheMoveOfTheLine(t *testing.T) {
+	const delay, held = 200 * time.Millisecond, 50 * time.Millisecond
+	read := make(chan struct{}, 1)
+	var signal atomic.Bool
+	now := func() time.Time {
+		if signal.CompareAndSwap(true, false) {
+			read <- struct{}{}
+		}
+		return time.Now()
+	}
+	cfg := newConfig(Options{MinDelay: delay, Now: now, Logger: slog.New(slog.DiscardHandler)})
+	var p pacer
+	p.init(&cfg, newLocalPace(minSchedules, now), nil, now, sleep, &counters{})
+	l := p.lines.get("http://site.example")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	head, err := p.wait(ctx, l, delay, now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := make(chan time.Time, 1)
+	go func() {
+		tk, err := p.wait(ctx, l, delay, now(), nil)
+		if err == nil {
+			err = p.handOn(ctx, tk)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		next <- time.Now()
+	}()
+	waitFor(t, "the second request in line", func() bool { return l.n.Load() == 2 })
+	l.mu.Lock()
+	signal.Store(true)
+	handedOn := make(chan time.Time, 1)
+	go func() {
+		if err := p.handOn(ctx, head); err != nil {
+			t.Error(err)
+		}
+		handedOn <- time.Now()
+	}()
+	recv(t, read, "the hand-on's clock read")
+	time.Sleep(held)
+	l.mu.Unlock()
+	sent := recv(t, handedOn, "the hand-on")
+	if gap := recv(t, next, "the next request's hand-on").Sub(sent); gap < delay-time.Millisecond {
+		t.Errorf("the next request went %v after the held-up one, want %v or more", gap, delay)
+	}
+}
