@@ -385,3 +385,22 @@ func TestRenewalPanicKeepsTheNewestRecord(t *testing.T) {
 		t.Errorf("record %+v; want unreachable, keeping the stored copy as the last good one", st.rec)
 	}
 }
+
+// TestRenewalOfAFreshStateFetchesNothing checks that a renewal that finds
+// the state brought up to date (by the renewal just before it, which its
+// caller saw due) keeps that state and fetches nothing.
+func TestRenewalOfAFreshStateFetchesNothing(t *testing.T) {
+	c := newClock()
+	cfg := newConfig(Options{Now: c.Now, Logger: slog.New(slog.DiscardHandler)})
+	var fetches atomic.Int64
+	var cache robotsCache
+	cache.init(&cfg, NewMemoryCache(16, DefaultCacheBytes), nil, rtFunc(func(r *http.Request) (*http.Response, error) {
+		fetches.Add(1)
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(privateRobots)), Request: r}, nil
+	}), c.Now, c.Sleep, &counters{})
+	o := cache.originFor(originID{host: "site.example"})
+	first := cache.renew(context.Background(), o)
+	if again := cache.renew(context.Background(), o); again != first || fetches.Load() != 1 {
+		t.Errorf("a renewal of a fresh state: %d fetches, same state %v; want 1 fetch and the same state", fetches.Load(), again == first)
+	}
+}
