@@ -119,10 +119,9 @@ func (f *fetcher) fetch(ctx context.Context, robotsURL *url.URL, host string, v 
 // first.
 func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v validators) fetchResult {
 	// Each hop's URL is made a string once: it names the result, and
-	// the hops before it tell a loop.
+	// the hops so far tell a loop.
 	cur := at.String()
-	robotsURL := cur
-	var seen []string
+	robotsURL, seen := cur, []string{cur}
 	for hops := 0; ; hops++ {
 		res := fetchResult{maxAge: -1, url: cur}
 		resp, err := f.get(ctx, at, host, v)
@@ -160,10 +159,10 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 				res.err = fmt.Errorf("robots: %s redirects to %q, which is not an http(s) URL", cur, where)
 			case hops >= f.maxRedirects:
 				res.err = fmt.Errorf("robots: %s: more than %d redirects", robotsURL, f.maxRedirects)
-			case next == cur || slices.Contains(seen, next):
+			case slices.Contains(seen, next):
 				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, next)
 			default:
-				seen = append(seen, cur)
+				seen = append(seen, next)
 				if !strings.EqualFold(loc.Host, at.Host) {
 					// The Host override names the first server only.
 					host = ""

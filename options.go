@@ -103,8 +103,9 @@ type Options struct {
 	Freshness time.Duration
 	// MinFreshness is the shortest time a fetched robots.txt is reused,
 	// counted from when it arrived, so that max-age=0, no-cache, no-store
-	// or a slow fetch never mean a fetch per request. It is never more than Freshness. If zero or negative,
-	// DefaultMinFreshness (a minute) is used.
+	// or a slow fetch never mean a fetch per request. It is never more
+	// than Freshness. If zero or negative, DefaultMinFreshness (a minute)
+	// is used.
 	MinFreshness time.Duration
 	// FallbackAfter is how long an origin's robots.txt must stay
 	// unreachable, refusing every request, before the last good copy is

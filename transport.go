@@ -217,6 +217,8 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// The Host the server is to see is told with the target, though
+	// set on the request only once it is made.
 	host, other := tg.id.hostFor(req)
 	o = t.origins.originFor(tg.id)
 	// decide decides the request on the origin's robots state as of now,
