@@ -324,17 +324,21 @@ func canonicalHost(u *url.URL) bool {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return false
 	}
-	host, port, hasPort := u.Host, "", false
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host, port, hasPort = host[:i], host[i+1:], true
+	// Every request asks: one pass finds the port's colon and checks the
+	// host's octets.
+	h := u.Host
+	host, port, hasPort := h, "", false
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !hostOctets[c] {
+			if c != ':' {
+				return false
+			}
+			host, port, hasPort = h[:i], h[i+1:], true
+			break
+		}
 	}
 	if host == "" || host[len(host)-1] == '.' {
 		return false
-	}
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
-			return false
-		}
 	}
 	if hasPort {
 		n := 0
@@ -352,3 +356,11 @@ func canonicalHost(u *url.URL) bool {
 	}
 	return true
 }
+
+// hostOctets are the octets of a host canonicalHost takes as it is.
+var hostOctets = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-'
+	}
+	return t
+}()

@@ -228,16 +228,25 @@ func (p *payer) init(pay Payment, ledger Ledger, pc *pacer, stats *counters, log
 // enabled reports whether anything may be paid.
 func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 
-// upFront returns the offer a request to o's u goes out with: none unless
-// the origin asked a price before in pay per crawl's header form, else
+// upFront makes into the offer a request to o's u goes out with when the
+// origin asked a price before in pay per crawl's header form:
 // crawler-max-price for what the budget lets the request pay, reserved.
+// Otherwise it leaves into as it is.
 // It refuses the request when the URL was paid in the crawl, when the
 // budget cannot pay the origin's last price, or when the store cannot
 // answer; a request whose context ended meanwhile gets its context's
 // error instead, which is no refusal.
-func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, error) {
-	known := o.price.Load()
-	if !p.enabled() || known == 0 || freePaths[u.EscapedPath()] {
+func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer) (err error) {
+	// Small enough to inline: every request asks, and almost none pays.
+	if known := o.price.Load(); known != 0 && p.enabled() {
+		*into, err = p.reserveUpFront(ctx, u, known)
+	}
+	return err
+}
+
+// reserveUpFront is upFront for an origin that asked known last.
+func (p *payer) reserveUpFront(ctx context.Context, u *url.URL, known int64) (offer, error) {
+	if freePaths[u.EscapedPath()] {
 		return offer{}, nil
 	}
 	key := u.String()
@@ -268,47 +277,58 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL) (offer, erro
 // answer reads the response to a request sent with sent (or none): it
 // settles a charge, gives back a reservation the response did not use,
 // and for a 402 that names a price, in a scheme of Payment.Schemes,
-// within the limit and the budget, returns the offer to send the request
-// once more with. A 402 it does not pay, and a pay-per-crawl error, end
-// in a *PaymentError, resp's body then closed. Anything else leaves resp
-// to the caller.
-func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Request, resp *http.Response, sent offer) (offer, error) {
-	code := resp.Header.Get(headerError)
+// within the limit and the budget, makes sent the offer to send the
+// request once more with and returns true. A 402 it does not pay, and a
+// pay-per-crawl error (crawler-error on an error response), end in a
+// *PaymentError, resp's body then closed. Anything else leaves resp to
+// the caller.
+func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Request, resp *http.Response, sent *offer) (bool, error) {
 	scheme := sent.scheme
 	if scheme == nil {
+		if resp.StatusCode < 400 && !p.enabled() {
+			// Nothing offered, nothing to pay: the common answer.
+			return false, nil
+		}
 		scheme = PayPerCrawl // a charge made without an offer
 	}
 	charged, ok, settleErr := scheme.Receipt(resp, sent.quote)
 	if ok {
 		p.settle(context.WithoutCancel(ctx), req.URL, sent, charged)
 		o.payFailures.Store(0)
-		return offer{}, nil
+		return false, nil
 	}
 	// An error response, or an answer without a charge, is never
 	// counted as spent.
 	p.release(ctx, sent)
+	// A crawler-error comes with an error response. Every response comes
+	// here: the key is read as it is canonical, as Receipt reads the
+	// charge, since Get would canonicalise it each time.
+	var code string
+	if resp.StatusCode >= 400 && len(resp.Header[headerError]) > 0 {
+		code = resp.Header[headerError][0]
+	}
 	if resp.StatusCode != http.StatusPaymentRequired && code == "" && settleErr == nil {
-		return offer{}, nil
+		return false, nil
 	}
 	q, by, err := p.quote(resp)
 	if by == nil && code == "" && settleErr == nil {
-		return offer{}, nil // a 402 in no form spoken: a response
+		return false, nil // a 402 in no form spoken: a response
 	}
 	drain(resp)
 	switch {
 	case settleErr != nil:
-		return offer{}, p.refuse(req.URL, sent.quote.Price, reasonRefused+": "+settleErr.Error(), code, nil, -1)
+		return false, p.refuse(req.URL, sent.quote.Price, reasonRefused+": "+settleErr.Error(), code, nil, -1)
 	case resp.StatusCode != http.StatusPaymentRequired:
 		if retry, known := crawlerErrors[code]; known && retry {
-			return offer{}, p.backOff(ctx, o, l, req.URL, code)
+			return false, p.backOff(ctx, o, l, req.URL, code)
 		}
-		return offer{}, p.refuse(req.URL, Price{}, reasonSiteError, code, nil, -1)
+		return false, p.refuse(req.URL, Price{}, reasonSiteError, code, nil, -1)
 	case err != nil || by == nil:
 		reason := reasonSiteError
 		if err != nil {
 			reason += ": " + err.Error()
 		}
-		return offer{}, p.refuse(req.URL, Price{}, reason, code, nil, -1)
+		return false, p.refuse(req.URL, Price{}, reason, code, nil, -1)
 	}
 	price := q.Price
 	if by == PayPerCrawl {
@@ -316,29 +336,30 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	}
 	switch {
 	case sent.scheme != nil:
-		return offer{}, p.refuse(req.URL, price, reasonRefused, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonRefused, code, nil, -1)
 	case !p.enabled():
-		return offer{}, p.refuse(req.URL, price, reasonNoPayment, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonNoPayment, code, nil, -1)
 	case freePaths[req.URL.EscapedPath()]:
-		return offer{}, p.refuse(req.URL, price, reasonFree, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonFree, code, nil, -1)
 	case price.Currency != p.pay.MaxPrice.Currency:
-		return offer{}, p.refuse(req.URL, price, reasonCurrency, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonCurrency, code, nil, -1)
 	case price.Micros > p.pay.MaxPrice.Micros:
-		return offer{}, p.refuse(req.URL, price, reasonOverLimit, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonOverLimit, code, nil, -1)
 	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
-		return offer{}, p.refuse(req.URL, price, reasonBody, code, nil, -1)
+		return false, p.refuse(req.URL, price, reasonBody, code, nil, -1)
 	}
 	key := req.URL.String()
 	r, err := p.ledger.Reserve(context.WithoutCancel(ctx), p.crawl, key, price.Micros, p.pay.Budget.Micros)
 	switch {
 	case err != nil:
-		return offer{}, p.refuse(req.URL, price, reasonStore, code, err, -1)
+		return false, p.refuse(req.URL, price, reasonStore, code, err, -1)
 	case r.Paid:
-		return offer{}, p.refuse(req.URL, price, reasonPaid, code, nil, r.Left)
+		return false, p.refuse(req.URL, price, reasonPaid, code, nil, r.Left)
 	case !r.Reserved:
-		return offer{}, p.refuse(req.URL, price, reasonBudget, code, nil, r.Left)
+		return false, p.refuse(req.URL, price, reasonBudget, code, nil, r.Left)
 	}
-	return offer{scheme: by, quote: q, reserved: price.Micros, url: key}, nil
+	*sent = offer{scheme: by, quote: q, reserved: price.Micros, url: key}
+	return true, nil
 }
 
 // quote reads a 402 in the first of Payment.Schemes that reads it: the
@@ -357,7 +378,7 @@ func (p *payer) quote(resp *http.Response) (Quote, PaymentScheme, error) {
 }
 
 // release gives back what the ledger holds for an offer not sent.
-func (p *payer) release(ctx context.Context, of offer) {
+func (p *payer) release(ctx context.Context, of *offer) {
 	if of.reserved == 0 {
 		return
 	}
@@ -367,7 +388,7 @@ func (p *payer) release(ctx context.Context, of offer) {
 }
 
 // settle counts a charge the answer to a request sent with sent made.
-func (p *payer) settle(ctx context.Context, u *url.URL, sent offer, price Price) {
+func (p *payer) settle(ctx context.Context, u *url.URL, sent *offer, price Price) {
 	if price.Currency != p.pay.MaxPrice.Currency && p.enabled() {
 		p.logger.Warn("robots: a charge in another currency kept as the amount offered", "url", u.Redacted(), "charged", price)
 		price = sent.quote.Price
@@ -413,10 +434,15 @@ func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, 
 
 // withOffer returns out carrying of's price header, a clone when it
 // needs one; out itself for no offer.
-func withOffer(ctx context.Context, req, out *http.Request, of offer) (*http.Request, error) {
+func withOffer(ctx context.Context, req, out *http.Request, of *offer) (*http.Request, error) {
 	if of.scheme == nil {
-		return out, nil
+		return out, nil // inlined: almost no request offers a price
 	}
+	return offered(ctx, req, out, of)
+}
+
+// offered is withOffer for an offer.
+func offered(ctx context.Context, req, out *http.Request, of *offer) (*http.Request, error) {
 	c := out.Clone(ctx)
 	if c.Header == nil {
 		c.Header = make(http.Header)

@@ -237,6 +237,44 @@ func TestPaymentNeverOffersAPriceForFreePaths(t *testing.T) {
 	}
 }
 
+// TestPaymentReadsSuccessesOnlyForAPayment holds the two readings a
+// success skips: a crawler-error there is no refusal (the code comes with
+// an error response), and a charge is counted only by a transport with a
+// Payment, the one that offers prices.
+func TestPaymentReadsSuccessesOnlyForAPayment(t *testing.T) {
+	tests := []struct {
+		name        string
+		pay         Payment
+		header      string
+		wantCharged int64
+	}{
+		{"crawler-error, paying", testPayment, "Crawler-Error", 0},
+		{"crawler-error, no payment", Payment{}, "Crawler-Error", 0},
+		{"charged, paying", testPayment, "Crawler-Charged", 1},
+		{"charged, no payment", Payment{}, "Crawler-Charged", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			value := map[string]string{"Crawler-Error": "InternalError", "Crawler-Charged": "USD 0.01"}[tt.header]
+			site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/robots.txt" {
+					w.Header().Set(tt.header, value)
+				}
+				io.WriteString(w, "page")
+			})
+			tr, base := payingTransport(t, site, tt.pay)
+			for range 2 { // a back-off would refuse the second
+				if body, err := fetchBody(t, tr, base+"/page"); err != nil || body != "page" {
+					t.Fatalf("GET answered 200 with %s: %q, %v; want the page", tt.header, body, err)
+				}
+			}
+			if st := tr.Stats(); st.Charged != 2*tt.wantCharged || st.PriceRefused != 0 {
+				t.Errorf("Stats.Charged = %d, PriceRefused = %d; want %d and 0", st.Charged, st.PriceRefused, 2*tt.wantCharged)
+			}
+		})
+	}
+}
+
 func TestPaymentMapsEveryCrawlerError(t *testing.T) {
 	tests := []struct {
 		code    string

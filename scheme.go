@@ -55,8 +55,11 @@ func (payPerCrawl) Quote(resp *http.Response) (Quote, bool, error) {
 }
 
 func (payPerCrawl) Receipt(resp *http.Response, q Quote) (Price, bool, error) {
+	if resp.StatusCode >= 400 {
+		return Price{}, false, nil
+	}
 	charged, ok := resp.Header[headerCharged]
-	if !ok || resp.StatusCode >= 400 {
+	if !ok {
 		return Price{}, false, nil
 	}
 	price, err := ParsePrice(charged[0])

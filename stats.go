@@ -99,8 +99,9 @@ type Stats struct {
 	// the last good copy after Options.FallbackAfter).
 	OriginsPaused, OriginsUnreachable int
 	// Charged counts the responses that said what they charged
-	// (crawler-charged), Spent sums it, in Payment.MaxPrice's currency,
-	// and PriceRefused counts the requests not paid for (a
+	// (crawler-charged; read only with an Options.Payment, since a
+	// transport without one offers no price to charge), Spent sums it, in
+	// Payment.MaxPrice's currency, and PriceRefused counts the requests not paid for (a
 	// *PaymentError): over the limit or the budget, paid already, or
 	// answered with a pay-per-crawl error. See Payment.
 	Charged      int64

@@ -23,13 +23,14 @@ import (
 type Transport struct {
 	once sync.Once // runs setup, from NewTransport or on first use
 
-	base    http.RoundTripper
-	cfg     config
-	origins robotsCache
-	decider decider
-	pacer   pacer
-	payer   payer
-	stats   counters
+	base     http.RoundTripper
+	answerer Answerer // base, when it is one
+	cfg      config
+	origins  robotsCache
+	decider  decider
+	pacer    pacer
+	payer    payer
+	stats    counters
 }
 
 // NewTransport returns a Transport that sends allowed requests on base.
@@ -51,6 +52,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	}
 	c := newConfig(opts)
 	t.base, t.cfg = base, c
+	t.answerer, _ = base.(Answerer)
 	cache := opts.Cache
 	if cache == nil && opts.Fleet == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
@@ -96,14 +98,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A site that charges, or that challenges the signature, is answered
 	// once each: the request goes through again, decided and paced like
 	// any.
-	next := followUp{out: out}
+	f := followUp{out: out}
 	for {
-		resp, f, err := t.roundTrip(ctx, req, out, next)
-		if err != nil || f.out == nil {
+		resp, again, err := t.roundTrip(ctx, req, out, &f)
+		if err != nil || !again {
 			return resp, err
 		}
 		drain(resp)
-		next = f
 	}
 }
 
@@ -129,10 +130,11 @@ type followUp struct {
 }
 
 // roundTrip sends f's request once, admitted. prepared is req as it goes
-// out at first. It returns the response, or the follow-up to send next
-// when the site asked a price it pays or the base answers the response.
-func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f followUp) (*http.Response, followUp, error) {
-	o, out, tk, err := t.admit(ctx, req, &f)
+// out at first. It returns the response and, when the site asked a price
+// it pays or the base answers the response, true with f made the
+// follow-up to send next.
+func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f *followUp) (*http.Response, bool, error) {
+	o, out, tk, err := t.admit(ctx, req, f)
 	if err == nil {
 		// The slot counts from here: nothing comes between it and the
 		// send. A store slot asked again may lie past the deadline too.
@@ -142,16 +144,16 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 		if _, ok := errors.AsType[*SlotError](err); ok {
 			t.stats.slotErrors.Add(1)
 		}
-		t.payer.release(ctx, f.paid)
+		t.payer.release(ctx, &f.paid)
 		// A RoundTripper closes the body on every path, errors included.
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, followUp{}, err
+		return nil, false, err
 	}
 	if o == nil {
 		resp, err := send(t.base, out)
-		return resp, followUp{}, err
+		return resp, false, err
 	}
 	t.stats.sent.Add(1)
 	resp, err := send(t.base, out)
@@ -159,33 +161,35 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 	if err != nil {
 		// A paid request without an answer keeps its reservation: the
 		// site may have charged it.
-		return nil, followUp{}, err
+		return nil, false, err
 	}
 	l := t.pacer.lineOf(o.key, &o.line)
 	t.pacer.pause(ctx, l, resp)
-	paid, err := t.payer.answer(ctx, o, l, req, resp, f.paid)
+	switch pay, err := t.payer.answer(ctx, o, l, req, resp, &f.paid); {
+	case err != nil:
+		return nil, false, err
+	case pay:
+		f.out = prepared
+		return resp, true, nil
+	}
+	if t.answerer == nil {
+		return resp, false, nil
+	}
+	answer, err := t.answerer.Answer(out, resp)
 	switch {
 	case err != nil:
-		return nil, followUp{}, err
-	case paid.scheme != nil:
-		return resp, followUp{out: prepared, paid: paid, answered: f.answered}, nil
-	}
-	if a, ok := t.base.(Answerer); ok {
-		answer, err := a.Answer(out, resp)
-		switch {
-		case err != nil:
-			return nil, followUp{}, err
-		case answer != nil && f.answered:
-			if answer.Body != nil {
-				answer.Body.Close()
-			}
-			drain(resp)
-			return nil, followUp{}, fmt.Errorf("robots: the base answered a response to its own answer (%s)", req.URL.Redacted())
-		case answer != nil:
-			return resp, followUp{out: answer, answered: true}, nil
+		return nil, false, err
+	case answer != nil && f.answered:
+		if answer.Body != nil {
+			answer.Body.Close()
 		}
+		drain(resp)
+		return nil, false, fmt.Errorf("robots: the base answered a response to its own answer (%s)", req.URL.Redacted())
+	case answer != nil:
+		*f = followUp{out: answer, answered: true}
+		return resp, true, nil
 	}
-	return resp, followUp{}, nil
+	return resp, false, nil
 }
 
 // admit takes req through everything that comes before sending it: its
@@ -252,11 +256,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		return nil, nil, nil, err
 	}
 	if f.paid.scheme == nil && !tg.robotsTxt {
-		if f.paid, err = t.payer.upFront(ctx, o, tg.url); err != nil {
+		if err = t.payer.upFront(ctx, o, tg.url, &f.paid); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	if out, err = withOffer(ctx, req, f.out, f.paid); err != nil {
+	if out, err = withOffer(ctx, req, f.out, &f.paid); err != nil {
 		return nil, nil, nil, err
 	}
 	if other {
