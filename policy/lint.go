@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -234,12 +236,21 @@ func quoted(s string) string {
 	return `"` + s + `"`
 }
 
-// finding keeps value as the pattern of line n's finding, for Concerns.
+// finding keeps value as the pattern of line n's finding, for Concerns,
+// in place of one the line had; finish copies it out of the caller's
+// bytes.
 func (p *parser) finding(n int, value string) {
-	if p.r.findings == nil {
-		p.r.findings = make(map[int]string)
+	if k := len(p.found); k > 0 && p.found[k-1].line == n {
+		p.found[k-1].pattern = value
+		return
 	}
-	p.r.findings[n] = value
+	p.found = append(p.found, foundPattern{line: n, pattern: value})
+}
+
+// foundPattern is the pattern of the rule on line a warning is about.
+type foundPattern struct {
+	line    int
+	pattern string
 }
 
 // Concerns reports whether w, one of r's warnings, can concern a request
@@ -250,11 +261,11 @@ func (p *parser) finding(n int, value string) {
 // path its lines' groups decide. A file's report of one URL lists only
 // the findings that concern it.
 func (r *Robots) Concerns(w Warning, path string) bool {
-	pattern, ok := r.findings[w.Line]
+	i, ok := slices.BinarySearchFunc(r.findings, w.Line, func(f foundPattern, line int) int { return cmp.Compare(f.line, line) })
 	if !ok {
 		return true
 	}
-	meant, _ := decodeEntities(pattern)
+	meant, _ := decodeEntities(r.findings[i].pattern)
 	if _, err := match.Compile(meant); err != nil {
 		if meant, ok = fixPattern(meant); !ok {
 			return true

@@ -90,6 +90,8 @@ type parser struct {
 	// norms are the normalised patterns of the rules that normalising
 	// changes, by rule; the others' are the patterns themselves.
 	norms []normed
+	// found are the patterns findings are about, in line order.
+	found []foundPattern
 
 	ruleLines []int       // per group, its Allow and Disallow lines, empty and invalid ones included
 	empties   []emptyRule // the empty Allow and Disallow lines, judged once each group is complete
@@ -221,7 +223,7 @@ func Parse(data []byte) *Robots {
 	r := p.finish()
 	r.lines = line
 	p.r = nil
-	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled && cap(p.patterns) <= maxPooledPatterns {
+	if cap(p.rules) <= maxPooled && cap(p.agents) <= maxPooled && cap(p.found) <= maxPooled && cap(p.patterns) <= maxPooledPatterns {
 		// The scratch of a huge file is left to the collector rather than
 		// held by the pool.
 		parsers.Put(p)
@@ -245,6 +247,9 @@ func (p *parser) finish() *Robots {
 	for _, x := range p.norms {
 		n += len(x.norm)
 	}
+	for _, f := range p.found {
+		n += len(f.pattern)
+	}
 	// One slice of exactly n octets, appended to without a Builder's
 	// checks on every write, viewed as the one string of the result.
 	kept := append(make([]byte, 0, n), p.patterns...)
@@ -265,6 +270,9 @@ func (p *parser) finish() *Robots {
 	for _, x := range p.norms {
 		kept = append(kept, x.norm...)
 	}
+	for _, f := range p.found {
+		kept = append(kept, f.pattern...)
+	}
 	// Nothing writes to kept after this.
 	r.text = unsafe.String(unsafe.SliceData(kept), len(kept))
 	for i, sm := range r.sitemaps {
@@ -275,6 +283,13 @@ func (p *parser) finish() *Robots {
 		for i, x := range p.norms {
 			r.norms[i] = normed{rule: x.rule, norm: r.text[off : off+len(x.norm)]}
 			off += len(x.norm)
+		}
+	}
+	if len(p.found) > 0 {
+		r.findings = make([]foundPattern, len(p.found))
+		for i, f := range p.found {
+			r.findings[i] = foundPattern{line: f.line, pattern: r.text[off : off+len(f.pattern)]}
+			off += len(f.pattern)
 		}
 	}
 	// Appending left spare capacity that a held file need not keep.
@@ -290,7 +305,8 @@ func (p *parser) finish() *Robots {
 	}
 	clear(p.agents)
 	clear(p.norms)
-	p.groups, p.agents, p.rules, p.norms = p.groups[:0], p.agents[:0], p.rules[:0], p.norms[:0]
+	clear(p.found)
+	p.groups, p.agents, p.rules, p.norms, p.found = p.groups[:0], p.agents[:0], p.rules[:0], p.norms[:0], p.found[:0]
 	p.patterns = p.patterns[:0]
 	return r
 }

@@ -543,6 +543,9 @@ func (p *parser) contentUsage(n int, value string) {
 		} else {
 			pref = ""
 		}
+		// Compiled from a copy: a pattern may keep its text, and path is a
+		// view of the caller's bytes.
+		path = strings.Clone(path)
 		pat, err := match.Compile(path)
 		if err != nil {
 			why := "contains a control character"
@@ -552,7 +555,7 @@ func (p *parser) contentUsage(n int, value string) {
 			p.warn(n, "Content-Usage path %q %s; ignored", path, why)
 			return
 		}
-		l.Path, l.pattern = strings.Clone(path), pat
+		l.Path, l.pattern = path, pat
 	}
 	l.Value = strings.Clone(pref)
 	if pref == "" {

@@ -42,8 +42,8 @@ type Robots struct {
 	warnings  []Warning
 	lines     int
 	// findings are the patterns of the rule lines a warning is about,
-	// by line: see Concerns.
-	findings map[int]string
+	// in line order: see Concerns.
+	findings []foundPattern
 
 	public atomic.Pointer[[]Group] // nil until the first call of Groups
 
