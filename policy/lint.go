@@ -215,25 +215,55 @@ func (p *parser) badPattern(n int, kind, value string, err error) {
 	default:
 		why = `starts with neither "/" nor "*"`
 	}
-	// Built without fmt: a real file can hold thousands of these lines,
-	// and the message is the part of parsing them that costs.
+	// Built without fmt, in one allocation: a real file can hold
+	// thousands of these lines, and the message is the part of parsing
+	// them that costs.
 	p.finding(n, value)
-	msg := kind + " pattern " + quoted(value) + " " + why + "; ignored"
-	if fix, ok := fixPattern(value); ok {
-		msg += ": write " + quoted(fix)
+	fix, ok := fixPattern(value)
+	var msg strings.Builder
+	msg.Grow(len(kind) + len(value) + len(why) + len(fix) + len(" pattern  ; ignored: write ") + 4)
+	msg.WriteString(kind)
+	msg.WriteString(" pattern ")
+	writeQuoted(&msg, value)
+	msg.WriteString(" ")
+	msg.WriteString(why)
+	msg.WriteString("; ignored")
+	if ok {
+		msg.WriteString(": write ")
+		writeQuoted(&msg, fix)
 	}
-	p.r.warnings = append(p.r.warnings, Warning{Line: n, Message: msg, Severity: SeverityError})
+	p.r.warnings = append(p.r.warnings, Warning{Line: n, Message: msg.String(), Severity: SeverityError})
 }
 
 // quoted is strconv.Quote(s), told without its rune-by-rune scan for the
 // usual printable ASCII text.
 func quoted(s string) string {
+	if plainText(s) {
+		return `"` + s + `"`
+	}
+	return strconv.Quote(s)
+}
+
+// writeQuoted writes quoted(s) to b.
+func writeQuoted(b *strings.Builder, s string) {
+	if !plainText(s) {
+		b.WriteString(strconv.Quote(s))
+		return
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
+}
+
+// plainText reports whether s is printable ASCII without a quote or a
+// backslash, which strconv.Quote only encloses.
+func plainText(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
-			return strconv.Quote(s)
+			return false
 		}
 	}
-	return `"` + s + `"`
+	return true
 }
 
 // finding keeps value as the pattern of line n's finding, for Concerns,
