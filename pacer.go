@@ -376,7 +376,9 @@ func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
 	case res := <-ch:
 		if res.Err != nil {
 			p.logger.Debug("robots: store cannot tell a pause; using the process's own", "origin", l.key, "error", res.Err)
-		} else if until := res.Val.(time.Time); until.After(now) {
+		} else if until := res.Val.(time.Time); until.After(slotTime(now)) {
+			// A slot is to the microsecond: "free now" may be rounded
+			// up past now, which is no pause.
 			l.pauseUntil(until)
 		}
 	case <-ctx.Done():

@@ -1560,6 +1560,32 @@ func TestUnpacedRequestTakesNoSlot(t *testing.T) {
 	}
 }
 
+// TestUnpacedFleetRequestTakesNoSlot checks that an unpaced request of a
+// fleet member asks the store for a pause only: the store's answer of
+// "free now", rounded to its microsecond and so up to half of one past
+// now, is no pause. The clock here is 700 ns past a microsecond.
+func TestUnpacedFleetRequestTakesNoSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := newWatchedFleet()
+		tr := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", MinDelay: -1, Fleet: fleet,
+			Now: func() time.Time { return time.Now().Add(700 * time.Nanosecond) }})
+		for i := range 10 {
+			if _, err := bubbleGet(t, tr, "http://held.example/"+strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		fleet.mu.Lock()
+		defer fleet.mu.Unlock()
+		if len(fleet.requests) != 0 {
+			t.Errorf("%d slots reserved for 10 unpaced requests, want none: %+v", len(fleet.requests), fleet.requests[0])
+		}
+		if st := tr.Stats(); st.OriginsPaused != 0 {
+			t.Errorf("Stats.OriginsPaused = %d, want 0: nothing asked for a pause", st.OriginsPaused)
+		}
+	})
+}
+
 // TestOriginKeepsItsMemberCount checks that an answer counting no
 // members does not erase the count the store last gave for that origin:
 // during an outage the origin is still paced at the delay times its own
