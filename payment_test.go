@@ -237,6 +237,17 @@ func TestPaymentNeverOffersAPriceForFreePaths(t *testing.T) {
 	}
 }
 
+// TestPaymentHeadersAreCanonical guards the header names read as map
+// keys, without Get's canonicalisation: one spelt otherwise would never
+// be found.
+func TestPaymentHeadersAreCanonical(t *testing.T) {
+	for _, k := range []string{headerPrice, headerExactPrice, headerMaxPrice, headerCharged, headerError, headerPaymentRequired, headerPaymentSignature, headerPaymentResponse} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header %q is read as a map key; its canonical form is %q", k, c)
+		}
+	}
+}
+
 // TestPaymentReadsSuccessesOnlyForAPayment holds the two readings a
 // success skips: a crawler-error there is no refusal (the code comes with
 // an error response), and a charge is counted only by a transport with a
