@@ -117,6 +117,36 @@ func FuzzTarget(f *testing.F) {
 	})
 }
 
+// TestCanonicalHostTakesTheCanonical checks the fast path both ways: a
+// URL spelt as canonicalOrigin spells it skips it, and one spelt otherwise
+// does not (FuzzOrigin holds the first to canonicalOrigin's answer).
+func TestCanonicalHostTakesTheCanonical(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"https://example.com/":           true,
+		"http://a-z.0-9.example:8080/":   true,
+		"http://192.0.2.1:1/":            true,
+		"https://xn--bcher-kva.example/": true,
+		"http://Example.com/":            false,
+		"http://a_b.example/":            false,
+		"http://example.com.:8080/":      false,
+		"http://example.com:80/":         false,
+		"https://example.com:443/":       false,
+		"http://example.com:080/":        false,
+		"http://example.com:65536/":      false,
+		"http://[2001:db8::1]:8080/":     false,
+		"http://example.com:/":           false,
+		"https://b\u00fccher.example/":   false,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := canonicalHost(u); got != want {
+			t.Errorf("canonicalHost(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
 // FuzzOrigin checks that originOf never panics and that an origin it
 // returns parses back as a URL with the same origin.
 func FuzzOrigin(f *testing.F) {

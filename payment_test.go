@@ -180,8 +180,8 @@ func TestPaymentRefusesUnsentWhatItCannotPay(t *testing.T) {
 			if !errors.As(err, &pe) || !errors.Is(err, ErrPaymentRequired) {
 				t.Fatalf("GET %s: %v; want a *PaymentError", tt.path, err)
 			}
-			if pe.Reason != tt.reason || pe.Price.String() != tt.price || pe.URL != base+tt.path {
-				t.Errorf("PaymentError %+v; want reason %q, price %s", pe, tt.reason, tt.price)
+			if pe.Reason != tt.reason || pe.Price.String() != tt.price || pe.URL != base+tt.path || pe.Left != (Price{}) {
+				t.Errorf("PaymentError %+v; want reason %q, price %s, and no budget left told: none was asked", pe, tt.reason, tt.price)
 			}
 			if got := site.requests(tt.path)[before:]; len(got) != 1 || got[0].exact != "" || got[0].maxPrice != "" {
 				t.Errorf("the site saw %+v; want the one unpriced request, no paid one", got)
@@ -302,32 +302,36 @@ func TestPaymentMapsEveryCrawlerError(t *testing.T) {
 		{"InternalError", http.StatusInternalServerError, true},
 		{"SomethingNew", http.StatusBadRequest, false},
 	}
+	// A transport without a Payment reads a code as one with does: a
+	// crawler-error is the site's refusal, whatever the crawler offers.
 	for _, tt := range tests {
-		t.Run(tt.code, func(t *testing.T) {
-			site := newChargingSite(nil)
-			site.codes["/page"] = struct {
-				status int
-				code   string
-			}{tt.status, tt.code}
-			tr, base := payingTransport(t, site, testPayment)
-			_, err := fetchBody(t, tr, base+"/page")
-			var pe *PaymentError
-			if !errors.As(err, &pe) || pe.Code != tt.code {
-				t.Fatalf("GET answered %d with crawler-error %s: %v; want a *PaymentError with the code", tt.status, tt.code, err)
-			}
-			if got := !pe.RetryAt.IsZero(); got != tt.backOff {
-				t.Errorf("RetryAt %v; want a back-off: %v", pe.RetryAt, tt.backOff)
-			}
-			if len(site.requests("/page")) != 1 {
-				t.Errorf("the site saw %d requests; want 1: an error is never answered with another", len(site.requests("/page")))
-			}
-			if tt.backOff {
-				info, _ := tr.NextFree(context.Background(), base+"/other")
-				if !info.After(time.Now().Add(500 * time.Millisecond)) {
-					t.Errorf("after an InternalError the origin is next free at %v; want it paused a while", info)
+		for _, pay := range []Payment{testPayment, {}} {
+			t.Run(fmt.Sprintf("%s/paying=%v", tt.code, pay.MaxPrice.Micros > 0), func(t *testing.T) {
+				site := newChargingSite(nil)
+				site.codes["/page"] = struct {
+					status int
+					code   string
+				}{tt.status, tt.code}
+				tr, base := payingTransport(t, site, pay)
+				_, err := fetchBody(t, tr, base+"/page")
+				var pe *PaymentError
+				if !errors.As(err, &pe) || pe.Code != tt.code {
+					t.Fatalf("GET answered %d with crawler-error %s: %v; want a *PaymentError with the code", tt.status, tt.code, err)
 				}
-			}
-		})
+				if got := !pe.RetryAt.IsZero(); got != tt.backOff {
+					t.Errorf("RetryAt %v; want a back-off: %v", pe.RetryAt, tt.backOff)
+				}
+				if len(site.requests("/page")) != 1 {
+					t.Errorf("the site saw %d requests; want 1: an error is never answered with another", len(site.requests("/page")))
+				}
+				if tt.backOff {
+					info, _ := tr.NextFree(context.Background(), base+"/other")
+					if !info.After(time.Now().Add(500 * time.Millisecond)) {
+						t.Errorf("after an InternalError the origin is next free at %v; want it paused a while", info)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -148,6 +148,8 @@ func TestWarnings(t *testing.T) {
 		"User-agent:",               // 18
 		"User-agent: * all others",  // 19
 		"Disallow /x /y",            // 20
+		`Disallow: say"hi"`,         // 21
+		`Disallow: back\slash`,      // 22
 	}, "\n")
 	r := Parse([]byte(file))
 	want := map[int]string{
@@ -159,6 +161,7 @@ func TestWarnings(t *testing.T) {
 		16: `no colon: "Disallow /x" read as "disallow: /x"`,
 		17: "no product token", 18: "empty User-agent", 19: `read as "*"`,
 		20: "no colon",
+		21: `pattern "say\"hi\"" starts with neither`, 22: `pattern "back\\slash" starts with neither`,
 	}
 	got := map[int]string{}
 	for _, w := range r.Warnings() {
