@@ -223,8 +223,8 @@ func TestPaymentNeverOffersAPriceForFreePaths(t *testing.T) {
 	for p := range freePaths {
 		_, err := fetchBody(t, tr, base+p)
 		var pe *PaymentError
-		if p != "/robots.txt" && (!errors.As(err, &pe) || pe.Reason != reasonFree) {
-			t.Errorf("GET %s answered 402: %v; want a *PaymentError saying the path is free", p, err)
+		if p != "/robots.txt" && (!errors.As(err, &pe) || pe.Reason != reasonFree || pe.Left != (Price{})) {
+			t.Errorf("GET %s answered 402: %v; want a *PaymentError saying the path is free, and no budget left told", p, err)
 		}
 		for _, r := range site.requests(p) {
 			if r.exact != "" || r.maxPrice != "" {
@@ -702,8 +702,8 @@ func TestPaymentNeverAnswersTwice(t *testing.T) {
 	select {
 	case err := <-done:
 		var pe *PaymentError
-		if !errors.As(err, &pe) || pe.Reason != reasonRefused || pe.Code != "InvalidCrawlerExactPrice" {
-			t.Errorf("GET = %v; want a *PaymentError: the site did not take the price offered", err)
+		if !errors.As(err, &pe) || pe.Reason != reasonRefused || pe.Code != "InvalidCrawlerExactPrice" || pe.Left != (Price{}) {
+			t.Errorf("GET = %v; want a *PaymentError without a budget left: the site did not take the price offered", err)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the request never ended: the transport answers 402s without end")
@@ -734,18 +734,19 @@ func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
 		failed[r.URL.Path] = true
 		mu.Unlock()
 		if first {
-			// A failure that even says it charged: an error is never spent.
+			// A failure that even says it charged: an error is never
+			// spent, a client error (the least) as a server error.
 			w.Header().Set("Crawler-Charged", "USD 0.01")
-			w.WriteHeader(http.StatusInternalServerError)
+			w.WriteHeader(map[string]int{"/a": http.StatusBadRequest, "/b": http.StatusInternalServerError}[r.URL.Path])
 			return
 		}
 		w.Header().Set("Crawler-Charged", "USD 0.01")
 		io.WriteString(w, "paid page")
 	}))
 	defer srv.Close()
-	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.01")}
+	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
 	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
-	for _, p := range []string{"/a", "/a"} {
+	for _, p := range []string{"/a", "/a", "/b", "/b"} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
@@ -753,8 +754,8 @@ func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if st := tr.Stats(); st.Charged != 1 || st.Spent != MustParsePrice("USD 0.01") {
-		t.Errorf("Stats: Charged %d, Spent %v; want the one page paid, not the error", st.Charged, st.Spent)
+	if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
+		t.Errorf("Stats: Charged %d, Spent %v; want the two pages paid, not the errors", st.Charged, st.Spent)
 	}
 }
 
