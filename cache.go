@@ -86,6 +86,10 @@ type origin struct {
 // current returns the origin's state, or nil before the first renewal.
 func (o *origin) current() *state { return o.st.Load() }
 
+// charges reports whether the origin asked a price before, so that its
+// requests offer one up front.
+func (o *origin) charges() bool { return o.price.Load() != 0 }
+
 // originFor returns the origin id names, adding it if it is not held.
 func (c *robotsCache) originFor(id originID) *origin {
 	if o, ok := c.table.GetIfPresent(id); ok {

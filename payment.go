@@ -236,18 +236,9 @@ func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 // budget cannot pay the origin's last price, or when the store cannot
 // answer; a request whose context ended meanwhile gets its context's
 // error instead, which is no refusal.
-func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer) (err error) {
-	// Small enough to inline: every request asks, and almost none pays.
-	if known := o.price.Load(); known != 0 && p.enabled() {
-		*into, err = p.reserveUpFront(ctx, u, known)
-	}
-	return err
-}
-
-// reserveUpFront is upFront for an origin that asked known last.
-func (p *payer) reserveUpFront(ctx context.Context, u *url.URL, known int64) (offer, error) {
-	if freePaths[u.EscapedPath()] {
-		return offer{}, nil
+func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer) error {
+	if !p.enabled() || !o.charges() || freePaths[u.EscapedPath()] {
+		return nil
 	}
 	key := u.String()
 	amount := p.pay.MaxPrice.Micros
@@ -257,16 +248,17 @@ func (p *payer) reserveUpFront(ctx context.Context, u *url.URL, known int64) (of
 		case err != nil:
 			if gone := CallerGaveUp(ctx); gone != nil {
 				// The caller's, not the store's: no refusal.
-				return offer{}, gone
+				return gone
 			}
-			return offer{}, p.refuse(u, Price{}, reasonStore, "", err, 0)
+			return p.refuse(u, Price{}, reasonStore, "", err, 0)
 		case r.Paid:
-			return offer{}, p.refuse(u, Price{}, reasonPaid, "", nil, r.Left)
+			return p.refuse(u, Price{}, reasonPaid, "", nil, r.Left)
 		case r.Reserved:
 			price := Price{p.pay.MaxPrice.Currency, amount}
-			return offer{scheme: PayPerCrawl, quote: Quote{Price: price, Header: headerMaxPrice, Value: price.String()}, reserved: amount, url: key}, nil
-		case try > 0 || r.Left < known:
-			return offer{}, p.refuse(u, Price{}, reasonBudget, "", nil, r.Left)
+			*into = offer{scheme: PayPerCrawl, quote: Quote{Price: price, Header: headerMaxPrice, Value: price.String()}, reserved: amount, url: key}
+			return nil
+		case try > 0 || r.Left < o.price.Load():
+			return p.refuse(u, Price{}, reasonBudget, "", nil, r.Left)
 		}
 		// Less is left than the limit, but enough for the price the
 		// origin asked last: offer what is left.
@@ -436,13 +428,8 @@ func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, 
 // needs one; out itself for no offer.
 func withOffer(ctx context.Context, req, out *http.Request, of *offer) (*http.Request, error) {
 	if of.scheme == nil {
-		return out, nil // inlined: almost no request offers a price
+		return out, nil
 	}
-	return offered(ctx, req, out, of)
-}
-
-// offered is withOffer for an offer.
-func offered(ctx context.Context, req, out *http.Request, of *offer) (*http.Request, error) {
 	c := out.Clone(ctx)
 	if c.Header == nil {
 		c.Header = make(http.Header)

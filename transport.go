@@ -255,7 +255,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if f.paid.scheme == nil && !tg.robotsTxt {
+	if f.paid.scheme == nil && !tg.robotsTxt && o.charges() {
 		if err = t.payer.upFront(ctx, o, tg.url, &f.paid); err != nil {
 			return nil, nil, nil, err
 		}
