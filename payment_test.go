@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -777,6 +778,62 @@ func (b *answeringBase) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (b *answeringBase) Answer(req *http.Request, _ *http.Response) (*http.Request, error) {
 	return req.Clone(req.Context()), nil
+}
+
+// challengingBase is a site behind a base that answers a signature
+// challenge: it asks a price, then challenges the paid request, then
+// takes the answer. It records every request's price and answer marks.
+type challengingBase struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (b *challengingBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+	if r.URL.Path == "/robots.txt" {
+		resp.Body = io.NopCloser(strings.NewReader(allowAll))
+		return resp, nil
+	}
+	price, answer := r.Header.Get("Crawler-Exact-Price"), r.Header.Get("X-Answer")
+	b.mu.Lock()
+	b.seen = append(b.seen, "price="+price+" answer="+answer)
+	b.mu.Unlock()
+	switch {
+	case answer != "":
+	case price != "":
+		resp.StatusCode = http.StatusUnauthorized
+	default:
+		resp.StatusCode = http.StatusPaymentRequired
+		resp.Header.Set("Crawler-Price", "USD 0.01")
+	}
+	return resp, nil
+}
+
+func (b *challengingBase) Answer(req *http.Request, resp *http.Response) (*http.Request, error) {
+	if resp.StatusCode != http.StatusUnauthorized {
+		return nil, nil
+	}
+	out := req.Clone(req.Context())
+	out.Header.Set("X-Answer", "yes")
+	return out, nil
+}
+
+// TestAnswerCarriesNoPriceSpent: the answer to a challenge of a paid
+// request goes out without the price the challenged request offered,
+// whose reservation the challenge, an error, gave back.
+func TestAnswerCarriesNoPriceSpent(t *testing.T) {
+	base := &challengingBase{}
+	tr := NewTransport(base, Options{MinDelay: -1, Payment: testPayment})
+	if body, err := fetchBody(t, tr, "http://site.example/page"); err != nil {
+		t.Fatalf("GET = %q, %v", body, err)
+	}
+	want := []string{"price= answer=", "price=USD 0.01 answer=", "price= answer=yes"}
+	if !slices.Equal(base.seen, want) {
+		t.Errorf("the site saw %q; want %q: the answer offers nothing", base.seen, want)
+	}
+	if st := tr.Stats(); st.Charged != 0 || st.Spent.Micros != 0 {
+		t.Errorf("Stats: Charged %d, Spent %v; want nothing spent", st.Charged, st.Spent)
+	}
 }
 
 // TestAnswererIsHeardOnce: a base that answers its own answer is stopped
