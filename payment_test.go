@@ -1034,6 +1034,52 @@ func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
 // before it waits for a politeness slot: the origin's next request goes
 // on its own slot, neither held behind a request that will never be sent
 // nor a delay after a slot nobody used.
+// TestPaymentSendsABodyAgainOnlyIfItCan: a 402 to a request with a body
+// is paid only when the body can be read again (GetBody), and the paid
+// request carries it whole; otherwise the request is refused, unpaid.
+func TestPaymentSendsABodyAgainOnlyIfItCan(t *testing.T) {
+	for _, again := range []bool{true, false} {
+		t.Run(fmt.Sprintf("GetBody=%v", again), func(t *testing.T) {
+			var mu sync.Mutex
+			var bodies []string
+			site := newChargingSite(map[string]string{"/form": "USD 0.01"})
+			tr, base := payingTransport(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/form" {
+					b, _ := io.ReadAll(r.Body)
+					mu.Lock()
+					bodies = append(bodies, string(b))
+					mu.Unlock()
+				}
+				site.ServeHTTP(w, r)
+			}), testPayment)
+			req, _ := http.NewRequest(http.MethodPost, base+"/form", strings.NewReader("q=1"))
+			if !again {
+				req.GetBody = nil
+			}
+			resp, err := tr.RoundTrip(req)
+			var pe *PaymentError
+			switch {
+			case again && err != nil:
+				t.Fatalf("POST = %v; want the page, paid", err)
+			case !again && (!errors.As(err, &pe) || pe.Reason != reasonBody):
+				t.Fatalf("POST = %v; want a *PaymentError: the body cannot be sent again", err)
+			case err == nil:
+				resp.Body.Close()
+			}
+			want := []string{"q=1"}
+			if again {
+				want = append(want, "q=1")
+			}
+			if !slices.Equal(bodies, want) {
+				t.Errorf("the site read the bodies %q; want %q", bodies, want)
+			}
+			if st := tr.Stats(); st.Charged != int64(len(want)-1) {
+				t.Errorf("Stats.Charged = %d, want %d", st.Charged, len(want)-1)
+			}
+		})
+	}
+}
+
 func TestPaymentBodyThatCannotBeReadAgainHoldsNoSlot(t *testing.T) {
 	for _, fleet := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fleet=%v", fleet), func(t *testing.T) {
