@@ -1,11 +1,14 @@
 package robots
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/gregjones/httpcache"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/crawlkit/robots/policy"
 )
@@ -65,12 +68,16 @@ type Options struct {
 	// Agents is set. If UserAgent and Agents are both empty, no User-Agent
 	// is added and each request's groups are chosen by the product token
 	// of its own User-Agent header (as Scrapy does); a request without
-	// one, and Check and Robots, get the "*" groups.
+	// one, and Check and Robots, get the "*" groups. A UserAgent that no
+	// header may carry (a control character) makes every request fail
+	// with an error saying so.
 	UserAgent string
 	// Agents are the product tokens the crawler answers to, most specific
 	// first ("Googlebot-Image", "Googlebot"): the first that has a group in
 	// a robots.txt selects it (RFC 9309 section 2.2.1). If empty, the
-	// product token of UserAgent is used.
+	// product token of UserAgent is used. An entry that is not a product
+	// token ("Googlebot/2.1", "") would select no group, so it makes
+	// every request fail with an error naming it.
 	Agents []string
 	// Now is the clock that every freshness, back-off, fallback and
 	// politeness time is read from, so that a test can move time forward.
@@ -200,8 +207,9 @@ type config struct {
 	userAgent string
 	tokens    []string
 	purposes  []string
-	// invalid is the error of an unknown purpose or of a Payment that
-	// cannot be kept, which every request and check returns.
+	// invalid is the error of an unknown purpose, a Payment that cannot
+	// be kept, or a UserAgent or Agents entry that cannot be used, which
+	// every request and check returns.
 	invalid error
 	pay     Payment
 	now     func() time.Time
@@ -237,9 +245,7 @@ func newConfig(opts Options) config {
 		maxRobotsBytes: opts.MaxRobotsBytes,
 	}
 	c.purposes, c.invalid = normalPurposes(opts.Purposes)
-	if err := opts.Payment.check(); err != nil && c.invalid == nil {
-		c.invalid = err
-	}
+	c.invalid = cmp.Or(c.invalid, opts.Payment.check(), opts.checkIdentity())
 	c.pay = opts.Payment
 	if c.pay.Crawl == "" {
 		c.pay.Crawl = DefaultCrawl
@@ -273,6 +279,27 @@ func newConfig(opts Options) config {
 		c.logger.Error("robots: every request fails until Options are corrected", "error", c.invalid)
 	}
 	return c
+}
+
+// checkIdentity returns the error of a UserAgent that net/http would
+// refuse to send, which would fail every robots.txt fetch, or of an
+// Agents entry that no group can name, which would leave the crawler
+// under the "*" groups without a word.
+func (o Options) checkIdentity() error {
+	if !httpguts.ValidHeaderFieldValue(o.UserAgent) {
+		return fmt.Errorf("robots: Options.UserAgent %q holds a character no header may carry", o.UserAgent)
+	}
+	for _, a := range o.Agents {
+		if a == "*" || a != "" && policy.ProductToken(a) == a {
+			continue
+		}
+		err := fmt.Errorf("robots: Options.Agents entry %q is not a product token: use letters, digits, \"-\" and \"_\" (RFC 9309 section 2.2.1)", a)
+		if tok := policy.ProductToken(a); tok != "" {
+			err = fmt.Errorf("%w, such as %q", err, tok)
+		}
+		return err
+	}
+	return nil
 }
 
 // orDefault returns v, or def when v is zero.

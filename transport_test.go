@@ -84,6 +84,46 @@ func TestCancelledWaiterLeavesFetch(t *testing.T) {
 }
 
 // TestPassThrough checks that requests whose scheme is not http or https
+// TestIdentityThatCannotBeUsedFailsEveryRequest: a UserAgent no header
+// may carry, and an Agents entry that names no group, fail every request
+// and check with an error naming the option, sending nothing; "*" and
+// product tokens are kept.
+func TestIdentityThatCannotBeUsedFailsEveryRequest(t *testing.T) {
+	tests := []struct {
+		opts Options
+		want string // in the error; "" for none
+	}{
+		{Options{UserAgent: "ExampleBot/1.0\r\nX-Injected: 1"}, "Options.UserAgent"},
+		{Options{UserAgent: "Example\x00Bot"}, "Options.UserAgent"},
+		{Options{Agents: []string{"Googlebot/2.1"}}, `Options.Agents entry "Googlebot/2.1" is not a product token: use letters, digits, "-" and "_" (RFC 9309 section 2.2.1), such as "Googlebot"`},
+		{Options{Agents: []string{"ExampleBot", ""}}, `Options.Agents entry ""`},
+		{Options{Agents: []string{"Ünï"}}, `Options.Agents entry "Ünï"`},
+		{Options{UserAgent: "ExampleBot/1.0 (+https://example.com/bot; \tcrawl)", Agents: []string{"ExampleBot-News", "ExampleBot", "*"}}, ""},
+	}
+	for _, tt := range tests {
+		sent := 0
+		tr := NewTransport(rtFunc(func(r *http.Request) (*http.Response, error) {
+			sent++
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}, nil
+		}), tt.opts)
+		req, _ := http.NewRequest(http.MethodGet, "http://site.example/page", nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errCheck := tr.Check(context.Background(), "http://site.example/page")
+		_, errNext := tr.NextFree(context.Background(), "http://site.example/page")
+		for _, e := range []error{err, errCheck, errNext} {
+			if tt.want == "" && e != nil || tt.want != "" && (e == nil || !strings.Contains(e.Error(), tt.want)) {
+				t.Errorf("%+v: %v; want an error containing %q", tt.opts, e, tt.want)
+			}
+		}
+		if tt.want != "" && sent != 0 {
+			t.Errorf("%+v: %d requests went out; want none", tt.opts, sent)
+		}
+	}
+}
+
 // reach the base unchanged, with no robots.txt fetch.
 func TestPassThrough(t *testing.T) {
 	var got *http.Request
