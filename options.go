@@ -150,7 +150,6 @@ type Options struct {
 	// Any httpcache.Cache works (MemoryCache, httpcache's backends). If
 	// nil, a MemoryCache holding 2*MaxOrigins entries and
 	// DefaultCacheBytes bytes is used. It is not used when Fleet is set.
-	//
 	Cache httpcache.Cache
 	// Fleet is a store shared by the processes of a crawler fleet (such
 	// as redisstore.Store): it keeps the records in Cache's place, and
