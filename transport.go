@@ -352,9 +352,13 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 // The crawl delay is the one of the crawler's own tokens; without any
 // (Options names none) it is the one of the "*" groups. A URL that
 // robots.txt does not govern gets an error matching ErrNotHTTP, as from
-// Check.
+// Check, and Options that cannot be kept the error Check returns for
+// them, fetching nothing.
 func (t *Transport) Robots(ctx context.Context, rawURL string) (RobotsInfo, error) {
 	t.init()
+	if t.cfg.invalid != nil {
+		return RobotsInfo{}, t.cfg.invalid
+	}
 	tg, err := urlTarget(rawURL)
 	if err != nil {
 		return RobotsInfo{}, err

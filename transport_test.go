@@ -85,9 +85,9 @@ func TestCancelledWaiterLeavesFetch(t *testing.T) {
 
 // TestPassThrough checks that requests whose scheme is not http or https
 // TestIdentityThatCannotBeUsedFailsEveryRequest: a UserAgent no header
-// may carry, and an Agents entry that names no group, fail every request
-// and check with an error naming the option, sending nothing; "*" and
-// product tokens are kept.
+// may carry, and an Agents entry that names no group, fail every request,
+// check and Robots with an error naming the option, sending nothing; "*"
+// and product tokens are kept.
 func TestIdentityThatCannotBeUsedFailsEveryRequest(t *testing.T) {
 	tests := []struct {
 		opts Options
@@ -113,7 +113,8 @@ func TestIdentityThatCannotBeUsedFailsEveryRequest(t *testing.T) {
 		}
 		errCheck := tr.Check(context.Background(), "http://site.example/page")
 		_, errNext := tr.NextFree(context.Background(), "http://site.example/page")
-		for _, e := range []error{err, errCheck, errNext} {
+		_, errRobots := tr.Robots(context.Background(), "http://site.example/page")
+		for _, e := range []error{err, errCheck, errNext, errRobots} {
 			if tt.want == "" && e != nil || tt.want != "" && (e == nil || !strings.Contains(e.Error(), tt.want)) {
 				t.Errorf("%+v: %v; want an error containing %q", tt.opts, e, tt.want)
 			}
