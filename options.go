@@ -289,11 +289,12 @@ func (o Options) checkIdentity() error {
 		return fmt.Errorf("robots: Options.UserAgent %q holds a character no header may carry", o.UserAgent)
 	}
 	for _, a := range o.Agents {
-		if a == "*" || a != "" && policy.ProductToken(a) == a {
+		tok := policy.ProductToken(a)
+		if a == "*" || a != "" && tok == a {
 			continue
 		}
 		err := fmt.Errorf("robots: Options.Agents entry %q is not a product token: use letters, digits, \"-\" and \"_\" (RFC 9309 section 2.2.1)", a)
-		if tok := policy.ProductToken(a); tok != "" {
+		if tok != "" {
 			err = fmt.Errorf("%w, such as %q", err, tok)
 		}
 		return err

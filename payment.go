@@ -228,16 +228,17 @@ func (p *payer) init(pay Payment, ledger Ledger, pc *pacer, stats *counters, log
 // enabled reports whether anything may be paid.
 func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 
-// upFront makes into the offer a request to o's u goes out with when the
-// origin asked a price before in pay per crawl's header form:
-// crawler-max-price for what the budget lets the request pay, reserved.
-// Otherwise it leaves into as it is.
+// upFront makes into the offer a request to o's u goes out with, o being
+// an origin that asked a price before in pay per crawl's header form
+// (admit asks only then): crawler-max-price for what the budget lets the
+// request pay, reserved. For a free path, or without a Payment, it
+// leaves into as it is.
 // It refuses the request when the URL was paid in the crawl, when the
 // budget cannot pay the origin's last price, or when the store cannot
 // answer; a request whose context ended meanwhile gets its context's
 // error instead, which is no refusal.
 func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer) error {
-	if !p.enabled() || !o.charges() || freePaths[u.EscapedPath()] {
+	if !p.enabled() || freePaths[u.EscapedPath()] {
 		return nil
 	}
 	key := u.String()
@@ -296,8 +297,8 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	// here: the key is read as it is canonical, as Receipt reads the
 	// charge, since Get would canonicalise it each time.
 	var code string
-	if resp.StatusCode >= 400 && len(resp.Header[headerError]) > 0 {
-		code = resp.Header[headerError][0]
+	if v := resp.Header[headerError]; resp.StatusCode >= 400 && len(v) > 0 {
+		code = v[0]
 	}
 	if resp.StatusCode != http.StatusPaymentRequired && code == "" && settleErr == nil {
 		return false, nil

@@ -1052,7 +1052,10 @@ func TestPaymentSendsABodyAgainOnlyIfItCan(t *testing.T) {
 				}
 				site.ServeHTTP(w, r)
 			}), testPayment)
-			req, _ := http.NewRequest(http.MethodPost, base+"/form", strings.NewReader("q=1"))
+			// A generous ceiling: only a transport that hangs reaches it.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/form", strings.NewReader("q=1"))
 			if !again {
 				req.GetBody = nil
 			}
