@@ -261,19 +261,30 @@ func mayHaveAlternates(requestURI string) bool {
 		// octet makes them, and nothing else, a slash.
 		starts := zeroOctets((x|ones)^slash) | pcts
 		hits := slashes & (starts >> 8) & inner
+		if hits|pcts == 0 {
+			// The path ends at the first "?": nothing further counts. A
+			// "#" is rare enough to be looked for only before a "true".
+			if zeroOctets(x^query) != 0 {
+				return false
+			}
+			continue
+		}
 		// An escaped slash starts "%2": only those escapes are looked at
 		// (escapedSlashIn), and only in a word that has a "%"; one in
 		// octet 7 is the next word's first.
-		if end := zeroOctets(x^query) | zeroOctets(x^frag); end != 0 {
+		escapes := pcts & (zeroOctets(x^two) >> 8)
+		end := zeroOctets(x^query) | zeroOctets(x^frag)
+		if end != 0 {
 			// The path ends at the first "?" or "#": count only what
 			// comes before it.
 			before := end&-end - 1
-			return hits&before != 0 || pcts&before != 0 && escapedSlashIn(s, pcts&before&(zeroOctets(x^two)>>8))
+			hits, escapes = hits&before, escapes&before
 		}
-		if hits|pcts != 0 {
-			if hits != 0 || escapedSlashIn(s, pcts&(zeroOctets(x^two)>>8)) {
-				return true
-			}
+		if hits != 0 || escapedSlashIn(s, escapes) {
+			return strings.IndexByte(requestURI[:len(requestURI)-len(s)], '#') < 0
+		}
+		if end != 0 {
+			return false
 		}
 	}
 	for i := 0; i+1 < len(s); i++ {
@@ -282,11 +293,11 @@ func mayHaveAlternates(requestURI string) bool {
 			return false
 		case '/':
 			if c|1 == '/' || c == '%' {
-				return true
+				return strings.IndexByte(requestURI[:len(requestURI)-len(s)], '#') < 0
 			}
 		case '%':
 			if escapedSlashStarts(s, i) {
-				return true
+				return strings.IndexByte(requestURI[:len(requestURI)-len(s)], '#') < 0
 			}
 		}
 	}
@@ -310,9 +321,13 @@ func escapedSlashIn(s string, pcts uint64) bool {
 // to read seven octets a step.
 const longPath = 64
 
-// zeroOctets returns x with 0x80 in each octet that is zero in x and 0
-// elsewhere, exactly: no carry crosses from one octet into the next.
+// zeroOctets returns x with 0x80 in each octet that is zero in x, in
+// three operations. It is exact up to and including the lowest zero
+// octet; above it a borrow may mark an octet that is not zero.
+// mayHaveAlternates can take that: its lowest mark of a "?" or "#" is
+// exact, and a stray mark elsewhere can only make it answer true, which
+// it may.
 func zeroOctets(x uint64) uint64 {
-	const low7 = 0x7F7F7F7F7F7F7F7F
-	return ^((x&low7 + low7) | x | low7)
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (x - ones) &^ x & highs
 }
