@@ -42,6 +42,21 @@ func TestAppendPath(t *testing.T) {
 	}
 }
 
+// TestAppendPathEscapesAtEveryOffset puts an octet to escape at each
+// place of a long path, so that whatever number of octets AppendPath
+// reads at a step, none goes unread.
+func TestAppendPathEscapesAtEveryOffset(t *testing.T) {
+	const plain = "/abcdefghijklmnopqrstuvwxyz012345"
+	for i := 1; i < len(plain); i++ {
+		for _, c := range []string{" ", "*", "%7e", "\xff"} {
+			in := plain[:i] + c + plain[i:]
+			if got, want := string(AppendPath(nil, in)), refPath(in); got != want {
+				t.Errorf("AppendPath(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
+}
+
 // TestCompile checks pattern normalisation and the patterns that must be
 // ignored, RFC 9309 sections 2.2.2 and 2.2.3.
 func TestCompile(t *testing.T) {
