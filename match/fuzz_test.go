@@ -243,3 +243,73 @@ func TestLookupManyRulesLongKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupGroupedRuns compares, with a scan of every rule, sets of
+// wildcard-first rules on both sides of groupedRuns, on random paths:
+// runs that share octets, that prefix one another, that hold the octet
+// they are found by more than once or far from their start, and a path
+// holding a run more than once.
+func TestLookupGroupedRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "/ab.=?x"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for _, n := range []int{1, 2, 9, groupedRuns - 1, groupedRuns, groupedRuns + 1} {
+		var rules []Rule
+		runs := map[string]bool{}
+		for len(runs) < n {
+			run := word(1 + rng.IntN(6))
+			if len(runs)%7 == 3 {
+				run = strings.Repeat("a", 300) + run // found far from its start
+			}
+			if runs[run] {
+				continue
+			}
+			runs[run] = true
+			pattern := "/*" + run
+			if run[0] == '/' && rng.IntN(2) == 0 {
+				pattern = "*" + run // found at the path's first octet
+			}
+			if rng.IntN(3) == 0 {
+				pattern += "*" + word(1+rng.IntN(2))
+			}
+			if rng.IntN(4) == 0 {
+				pattern += "$"
+			}
+			p, err := Compile(pattern)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules = append(rules, Rule{Pattern: p, Allow: rng.IntN(2) == 0})
+		}
+		for _, lit := range []string{"/", "/a", "/ab/"} {
+			p, _ := Compile(lit)
+			rules = append(rules, Rule{Pattern: p, Allow: rng.IntN(2) == 0})
+		}
+		s := NewSet(rules)
+		if grouped := s.wild.filter == nil; grouped != (n <= groupedRuns) {
+			t.Fatalf("%d runs: grouped %v", n, grouped)
+		}
+		for range 3000 {
+			path := "/" + word(rng.IntN(20))
+			if rng.IntN(2) == 0 {
+				r := strings.TrimSuffix(rules[rng.IntN(n)].Pattern.norm, "$")
+				r = strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(r, "/"), "*"), "*", word(1))
+				path += word(rng.IntN(3)) + r + word(rng.IntN(3)) + r
+				if r[0] == '/' && rng.IntN(2) == 0 {
+					path = r
+				}
+			}
+			norm := AppendPath(nil, path)
+			got, want := s.Lookup(norm), refLookup(rules, string(norm))
+			if got != want && (got < 0 || want < 0 || rules[got].Allow != rules[want].Allow || rules[got].Pattern.Len() != rules[want].Pattern.Len()) {
+				t.Fatalf("%d runs, path %q: Lookup = %d (%q), a scan gives %d (%q)", n, path, got, rules[max(got, 0)].Pattern.norm, want, rules[max(want, 0)].Pattern.norm)
+			}
+		}
+	}
+}
