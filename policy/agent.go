@@ -79,7 +79,9 @@ func (a Agent) Allowed(pathAndQuery string) bool {
 	if !a.AllowedLiteral(pathAndQuery) {
 		return false
 	}
-	return a.allowedIn(target.Alternates(pathAndQuery))
+	// Almost every path has no other form: nothing more to decide.
+	resolved, merged, decoded := target.Alternates(pathAndQuery)
+	return resolved == "" && merged == "" && decoded == "" || a.allowedIn(resolved, merged, decoded)
 }
 
 // alternates returns the forms other than itself that a server may serve
@@ -106,8 +108,13 @@ func (a Agent) AllowedLiteral(pathAndQuery string) bool {
 		return true
 	}
 	// The stack buffer is cleared on every call, so short paths, the
-	// common case, get a small one.
-	if len(pathAndQuery) <= smallPath {
+	// common case, get a small one, large enough for every octet to be
+	// escaped (three octets each).
+	switch {
+	case len(pathAndQuery) <= shortPath/3:
+		var buf [shortPath]byte
+		return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
+	case len(pathAndQuery) <= smallPath:
 		var buf [smallPath]byte
 		return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
 	}
@@ -115,8 +122,12 @@ func (a Agent) AllowedLiteral(pathAndQuery string) bool {
 	return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
 }
 
-// smallPath is the size of the stack buffer for paths no longer than it.
-const smallPath = 256
+// shortPath and smallPath are the sizes of the stack buffers for paths
+// of up to a third of shortPath, and up to smallPath.
+const (
+	shortPath = 128
+	smallPath = 256
+)
 
 func (a Agent) allowed(path []byte) bool {
 	if target.IsRobotsPath(path) {
