@@ -189,7 +189,7 @@ const (
 	typicalPath = 43
 	passCost    = 40
 	hitCost     = 6
-	runCost     = 25
+	runCost     = 15
 )
 
 // groupRuns readies w to look for its runs by octets, chosen greedily:
@@ -239,12 +239,14 @@ func (w *wildIndex) groupRuns() {
 
 // lookupGrouped returns the better of best and the best rule of w's runs
 // that p holds, finding the runs by their groups' octets: each run that
-// p holds is tried once.
+// p holds is tried once. A path that holds a group's octet maxHits times
+// has each of its runs not yet found looked for on its own, so that a
+// path of one octet repeated costs no comparison per octet.
 func (s *Set) lookupGrouped(w *wildIndex, p string, best int32) int32 {
 	var tried uint64
 	for gi := range w.groups {
 		g := &w.groups[gi]
-		for i := 0; i < len(p); i++ {
+		for i, hits := 0, 0; i < len(p); i++ {
 			j := strings.IndexByte(p[i:], g.octet)
 			if j < 0 {
 				break
@@ -258,10 +260,23 @@ func (s *Set) lookupGrouped(w *wildIndex, p string, best int32) int32 {
 					best = s.try(&w.index, r.k, p, best)
 				}
 			}
+			if hits++; hits == maxHits {
+				for ri := range g.runs {
+					if r := &g.runs[ri]; tried&(1<<r.k) == 0 && strings.Contains(p, r.run) {
+						tried |= 1 << r.k
+						best = s.try(&w.index, r.k, p, best)
+					}
+				}
+				break
+			}
 		}
 	}
 	return best
 }
+
+// maxHits is how many times a lookup finds a group's octet in a path
+// before it looks for the group's runs one by one.
+const maxHits = 8
 
 // runFilter tells, so that most positions of a path are skipped without
 // a search, which octets the runs start with: first, the first octet of
