@@ -73,10 +73,11 @@ func (a Agent) Groups() []int {
 // ASCII without "*", "$" or a "%" that starts no escape (see
 // match.AppendPath).
 func (a Agent) Allowed(pathAndQuery string) bool {
-	if a.sel == nil || a.sel.allowsAll {
+	sel := a.sel
+	if sel == nil || sel.allowsAll {
 		return true
 	}
-	if !a.AllowedLiteral(pathAndQuery) {
+	if !sel.allowsLiteral(pathAndQuery) {
 		return false
 	}
 	// Almost every path has no other form: nothing more to decide.
@@ -107,19 +108,26 @@ func (a Agent) AllowedLiteral(pathAndQuery string) bool {
 	if a.sel == nil || a.sel.allowsAll {
 		return true
 	}
+	return a.sel.allowsLiteral(pathAndQuery)
+}
+
+// allowsLiteral is AllowedLiteral for a selection that has rules. It is a
+// method of the selection rather than of the Agent, so that only one word
+// of the Agent is kept across the normalisation.
+func (s *selection) allowsLiteral(pathAndQuery string) bool {
 	// The stack buffer is cleared on every call, so short paths, the
 	// common case, get a small one, large enough for every octet to be
 	// escaped (three octets each).
 	switch {
 	case len(pathAndQuery) <= shortPath/3:
 		var buf [shortPath]byte
-		return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
+		return s.allows(match.AppendPath(buf[:0], pathAndQuery))
 	case len(pathAndQuery) <= smallPath:
 		var buf [smallPath]byte
-		return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
+		return s.allows(match.AppendPath(buf[:0], pathAndQuery))
 	}
 	var buf [2048]byte
-	return a.allowed(match.AppendPath(buf[:0], pathAndQuery))
+	return s.allows(match.AppendPath(buf[:0], pathAndQuery))
 }
 
 // shortPath and smallPath are the sizes of the stack buffers for paths
@@ -129,12 +137,13 @@ const (
 	smallPath = 256
 )
 
-func (a Agent) allowed(path []byte) bool {
+// allows reports whether s allows the normalised path.
+func (s *selection) allows(path []byte) bool {
 	if target.IsRobotsPath(path) {
 		return true
 	}
-	i := a.sel.decide(path)
-	return i < 0 || a.sel.owner.rules[i].line&ruleAllow != 0
+	i := s.decide(path)
+	return i < 0 || s.owner.rules[i].line&ruleAllow != 0
 }
 
 // Decide decides a request for pathAndQuery as Allowed does and explains
