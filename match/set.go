@@ -150,6 +150,7 @@ type wildIndex struct {
 type runGroup struct {
 	octet byte
 	runs  []groupedRun
+	mask  uint64 // the bits 1<<k of its runs
 }
 
 type groupedRun struct {
@@ -230,6 +231,7 @@ func (w *wildIndex) groupRuns() {
 			if i := strings.IndexByte(run, g.octet); !grouped[k] && i >= 0 {
 				grouped[k] = true
 				g.runs = append(g.runs, groupedRun{run: run, k: int32(k), at: int32(i)})
+				g.mask |= 1 << k
 				left--
 			}
 		}
@@ -246,6 +248,7 @@ func (s *Set) lookupGrouped(w *wildIndex, p string, best int32) int32 {
 	var tried uint64
 	for gi := range w.groups {
 		g := &w.groups[gi]
+	scan:
 		for i, hits := 0, 0; i < len(p); i++ {
 			j := strings.IndexByte(p[i:], g.octet)
 			if j < 0 {
@@ -258,6 +261,9 @@ func (s *Set) lookupGrouped(w *wildIndex, p string, best int32) int32 {
 				if start >= 0 && start+len(r.run) <= len(p) && p[start] == r.run[0] && tried&(1<<r.k) == 0 && p[start:start+len(r.run)] == r.run {
 					tried |= 1 << r.k
 					best = s.try(&w.index, r.k, p, best)
+					if tried&g.mask == g.mask {
+						break scan // the group's runs are all found
+					}
 				}
 			}
 			if hits++; hits == maxHits {
