@@ -285,10 +285,17 @@ func TestAllowedAllocationBound(t *testing.T) {
 	for range scanLookups + indexAfter + 1 {
 		r.Allowed("/", "bot")
 	}
-	for _, n := range []int{10, 256, 257, 2048} {
+	for _, n := range []int{10, 42, 43, 128, 129, 256, 257, 2048} {
 		path := "/" + strings.Repeat("a/b", n)[:n-1]
 		if got := testing.AllocsPerRun(20, func() { r.Allowed(path, "bot") }); got != 0 {
 			t.Errorf("Allowed on a %d-byte path allocates %v times", len(path), got)
+		}
+	}
+	// A short path has a buffer for every octet escaped.
+	for _, n := range []int{42, 43, 64, 85} {
+		path := "/" + strings.Repeat("\xe9", n-1)
+		if got := testing.AllocsPerRun(20, func() { r.Allowed(path, "bot") }); got != 0 {
+			t.Errorf("Allowed on a %d-byte path, every octet escaped, allocates %v times", len(path), got)
 		}
 	}
 }
