@@ -19,11 +19,13 @@ var (
 )
 
 // BenchmarkParse parses a set of files per operation: the whole corpus,
-// the typical files, the largest corpus file, or one of the generated
-// 20,000-rule files. Each file is parsed whole and as served, so both
-// libraries read the same bytes. Each also reports what the parsed files
-// hold in memory (see heldPerFile).
+// the typical files, the largest corpus file, one of the generated
+// 20,000-rule files, or a file of one group and two rules. Each file is
+// parsed whole and as served, so both libraries read the same bytes.
+// Each also reports what the parsed files hold in memory (see
+// heldPerFile).
 func BenchmarkParse(b *testing.B) {
+	b.Run("tiny", func(b *testing.B) { benchParse(b, [][]byte{tinyRobots}) })
 	b.Run("corpus", func(b *testing.B) { benchParse(b, contents(needCorpus(b).files)) })
 	b.Run("typical", func(b *testing.B) { benchParse(b, contents(needCorpus(b).typical())) })
 	b.Run("oracle", func(b *testing.B) { benchParse(b, contents(needCorpus(b).named(b, largest))) })
@@ -32,6 +34,11 @@ func BenchmarkParse(b *testing.B) {
 	wild, _ := wildRobots()
 	b.Run("wild20k", func(b *testing.B) { benchParse(b, [][]byte{wild}) })
 }
+
+// tinyRobots is the smallest file that still decides something: one
+// group, a Disallow and an Allow, the per-file cost of a parse with next
+// to nothing to read.
+var tinyRobots = []byte("User-agent: *\nDisallow: /private/\nAllow: /private/public\n")
 
 // heldPerFile parses every file with parse, keeping the results, and
 // returns the bytes of heap they hold, per file and per byte of the files,
