@@ -40,6 +40,50 @@ func BenchmarkParse(b *testing.B) {
 // to nothing to read.
 var tinyRobots = []byte("User-agent: *\nDisallow: /private/\nAllow: /private/public\n")
 
+// BenchmarkFirst is what a broad crawl pays for an origin it meets once:
+// per operation, every file of the set is parsed and decided once, for
+// agent on "/", the method the fastest published parser is measured by.
+// Time per file is that per operation over the files of the set.
+func BenchmarkFirst(b *testing.B) {
+	b.Run("corpus", func(b *testing.B) { benchFirst(b, contents(needCorpus(b).files)) })
+	b.Run("typical", func(b *testing.B) { benchFirst(b, contents(needCorpus(b).typical())) })
+}
+
+func benchFirst(b *testing.B, files [][]byte) {
+	var size int64
+	for _, f := range files {
+		size += int64(len(f))
+	}
+	b.Run("ours", func(b *testing.B) {
+		b.SetBytes(size)
+		allowed := 0
+		for b.Loop() {
+			for _, f := range files {
+				if policy.Parse(f).Allowed("/", agent) {
+					allowed++
+				}
+			}
+		}
+		sinkCount = allowed
+	})
+	b.Run("peer", func(b *testing.B) {
+		b.SetBytes(size)
+		allowed := 0
+		for b.Loop() {
+			for _, f := range files {
+				r, err := robotstxt.FromBytes(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.TestAgent("/", agent) {
+					allowed++
+				}
+			}
+		}
+		sinkCount = allowed
+	})
+}
+
 // heldPerFile parses every file with parse, keeping the results, and
 // returns the bytes of heap they hold, per file and per byte of the files,
 // after a collection. Each parsed file makes one decision first, so that

@@ -29,7 +29,7 @@ commit() {
 	echo "transport: $(commit ':(glob)../*.go' ../match ../policy)"
 	round=0
 	while [ "$round" -lt "$rounds" ]; do
-		go test -run '^$' -bench '^Benchmark(Parse|Decide)$' -benchmem -count 1 -timeout 30m
+		go test -run '^$' -bench '^Benchmark(Parse|First|Decide)$' -benchmem -count 1 -timeout 30m
 		go test -run '^$' -bench '^BenchmarkTransport' -benchmem -count 1 -cpu 1,2 -timeout 30m
 		round=$((round + 1))
 	done
