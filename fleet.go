@@ -77,8 +77,8 @@ type Pace interface {
 	Pause(ctx context.Context, origin OriginKey, until time.Time) error
 	// NextSlot returns the slot ReserveSlot would reserve for req, pause
 	// included, without reserving it or counting a member: when origin
-	// is next free. With a zero req.Interval it is the later of req.Now
-	// and the end of any pause.
+	// is next free. With a zero req.Interval it is the later of req.Now,
+	// req.NotBefore and the end of any pause.
 	NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error)
 }
 

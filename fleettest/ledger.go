@@ -79,6 +79,22 @@ var ledgerCases = []testCase{
 		c.release("/never", 300)
 		c.wantReservation("a URL never reserved, released", c.reserveBudget(crawl, "/b", 500, 1000), robots.Reservation{Left: 400})
 	}},
+	{"settling a URL not being paid gives nothing back", func(c *fleetCase) {
+		c.reserveBudget(crawl, "/a", 400, 1000)
+		c.settle("/z", 400, 0)
+		c.wantReservation("with /a's 400 still reserved", c.reserveBudget(crawl, "/b", 700, 1000), robots.Reservation{Left: 600})
+		c.wantReservation("the URL settled", c.reserveBudget(crawl, "/z", 100, 1000), robots.Reservation{Paid: true, Left: 600})
+	}},
+	{"releasing a URL not being paid gives nothing back", func(c *fleetCase) {
+		c.reserveBudget(crawl, "/a", 600, 1000)
+		c.release("/never", 600)
+		c.wantReservation("with /a's 600 still reserved", c.reserveBudget(crawl, "/b", 600, 1000), robots.Reservation{Left: 400})
+	}},
+	{"what is left is never below 0", func(c *fleetCase) {
+		// A site may charge more than it asked up front.
+		c.settle("/a", 0, 1500)
+		c.wantReservation("after a charge past the limit", c.reserveBudget(crawl, "/b", 1, 1000), robots.Reservation{Left: 0})
+	}},
 	{"concurrent reservations never pass the limit", func(c *fleetCase) {
 		const workers, price, limit = 20, 3, 30
 		var mu sync.Mutex

@@ -1,0 +1,376 @@
+package fleettest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/crawlkit/robots"
+)
+
+// reserve reserves on the case's Fleet.
+func (c *fleetCase) reserve(req robots.SlotRequest) robots.Slot {
+	c.Helper()
+	return c.reserveOn(c.f, req)
+}
+
+func (c *fleetCase) reserveOn(p robots.Pace, req robots.SlotRequest) robots.Slot {
+	c.Helper()
+	slot, err := p.ReserveSlot(c.ctx(), c.origin, req)
+	if err != nil {
+		c.Fatalf("ReserveSlot(%+v): %v", req, err)
+	}
+	return slot
+}
+
+func (c *fleetCase) next(req robots.SlotRequest) time.Time {
+	c.Helper()
+	at, err := c.f.NextSlot(c.ctx(), c.origin, req)
+	if err != nil {
+		c.Fatalf("NextSlot(%+v): %v", req, err)
+	}
+	return at
+}
+
+func (c *fleetCase) cancel(at time.Time, interval time.Duration) {
+	c.Helper()
+	if err := c.f.CancelSlot(c.ctx(), c.origin, at, interval); err != nil {
+		c.Fatalf("CancelSlot(%v, %v): %v", at, interval, err)
+	}
+}
+
+func (c *fleetCase) pause(until time.Time) {
+	c.Helper()
+	if err := c.f.Pause(c.ctx(), c.origin, until); err != nil {
+		c.Fatalf("Pause(%v): %v", until, err)
+	}
+}
+
+// want checks a slot's time and whether it was reserved.
+func (c *fleetCase) want(slot robots.Slot, at time.Time, reserved bool) {
+	c.Helper()
+	if !slot.At.Equal(at) || slot.Reserved != reserved {
+		c.Errorf("slot %v (reserved %v), want %v (reserved %v)", c.since(slot.At), slot.Reserved, c.since(at), reserved)
+	}
+}
+
+// wantNext checks NextSlot's answer.
+func (c *fleetCase) wantNext(req robots.SlotRequest, at time.Time) {
+	c.Helper()
+	if got := c.next(req); !got.Equal(at) {
+		c.Errorf("NextSlot(%+v) = %v, want %v", req, c.since(got), c.since(at))
+	}
+}
+
+// since names a time by its offset on the case's timeline.
+func (c *fleetCase) since(at time.Time) string { return "t0" + signed(at.Sub(c.t0)) }
+
+func signed(d time.Duration) string {
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
+}
+
+// d is the interval of the pace cases.
+const d = time.Second
+
+var paceCases = []testCase{
+	{"slots follow one another in arrival order, an interval apart", func(c *fleetCase) {
+		for k := range 4 {
+			c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(time.Duration(k)*d), true)
+		}
+	}},
+	{"no slot before NotBefore", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: c.t0.Add(5 * d), Interval: d}), c.t0.Add(5*d), true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(6*d), true)
+	}},
+	{"a NotBefore before Now is Now", func(c *fleetCase) {
+		now := c.t0.Add(5 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: now, NotBefore: c.t0, Interval: d}), now, true)
+		c.wantNext(robots.SlotRequest{Now: now.Add(d / 2), NotBefore: c.t0, Interval: d}, now.Add(d))
+	}},
+	{"slots reserved at once are each their own, an interval apart", func(c *fleetCase) {
+		const n = 16
+		var mu sync.Mutex
+		var got []time.Time
+		c.race(n, func(i int) (bool, error) {
+			slot, err := c.f.ReserveSlot(c.ctx(), c.origin, robots.SlotRequest{Member: fmt.Sprint(i % 3), Now: c.t0, Interval: d})
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, slot.At)
+			return slot.Reserved, err
+		})
+		slices.SortFunc(got, time.Time.Compare)
+		for k, at := range got {
+			if want := c.t0.Add(time.Duration(k) * d); !at.Equal(want) {
+				c.Errorf("%d reservations at once: the %d-th slot is %v, want %v (a store that reads the last slot and then writes hands one out twice)", n, k, c.since(at), c.since(want))
+				break
+			}
+		}
+	}},
+	{"each origin has a pace of its own", func(c *fleetCase) {
+		c.pause(c.t0.Add(time.Hour))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: c.t0}), c.t0.Add(time.Hour), true)
+		other := c.on(c.origin + ":8443")
+		other.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, c.t0)
+		slot := other.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d})
+		other.want(slot, c.t0, true)
+		if slot.Members > 1 {
+			c.Errorf("the first member of another origin counts %d members, want 1: members are counted per origin", slot.Members)
+		}
+		other.want(other.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+	}},
+	{"a slot past the limit is not reserved", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0.Add(d / 2)}), c.t0.Add(d), false)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+	}},
+	{"Limit equal to Now reserves only a slot free now", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Limit: c.t0}), c.t0.Add(d), false)
+		later := c.t0.Add(d / 2)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: d, Limit: later}), c.t0.Add(d), false)
+		free := c.t0.Add(d)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: free, Interval: d, Limit: free}), free, true)
+	}},
+	{"the last slot given back is reserved again", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		c.cancel(c.t0.Add(d), d)
+		// Asked between the slot before and the one given back: exactly
+		// the slot given back, as if it had never been reserved.
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(d / 2), Interval: d}), c.t0.Add(d), true)
+	}},
+	{"CancelSlot of a slot that is no longer the last gives nothing back", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		c.cancel(c.t0, d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(2*d), true)
+		c.cancel(c.t0.Add(time.Hour), d) // never reserved
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(3*d), true)
+	}},
+	{"a raised interval spaces the next slot by the new interval from the last", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: 5 * d}, c.t0.Add(6*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: 5 * d}), c.t0.Add(6*d), true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: 5 * d}), c.t0.Add(11*d), true)
+	}},
+	{"a raised interval counts from the last slot, not at the old rate", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		half := c.t0.Add(d / 2)
+		c.wantNext(robots.SlotRequest{Now: half, Interval: 10 * d}, c.t0.Add(10*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: half, Interval: 10 * d}), c.t0.Add(10*d), true)
+	}},
+	{"a raised interval after slots at the old one counts from the last slot", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		later := c.t0.Add(d + d/2)
+		c.wantNext(robots.SlotRequest{Now: later, Interval: 10 * d}, c.t0.Add(11*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: 10 * d}), c.t0.Add(11*d), true)
+	}},
+	{"a slot reserved without an interval is the last the next one counts from", func(c *fleetCase) {
+		// A member pacing by no delay still sends: the next member's
+		// interval counts from that send, not from the slot before it.
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+		between := c.t0.Add(d + d/2)
+		c.wantNext(robots.SlotRequest{Now: between, Interval: d}, c.t0.Add(2*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: between}), between, true)
+		c.wantNext(robots.SlotRequest{Now: between, Interval: d}, between.Add(d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: between, Interval: d}), between.Add(d), true)
+	}},
+	{"a slot reserved with a spread lasts until the slot plus the spread", func(c *fleetCase) {
+		const spread = 100 * time.Millisecond
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0, Spread: spread}), c.t0, true)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, c.t0.Add(d+spread))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0.Add(d), Interval: d, Limit: c.t0.Add(d)}), c.t0.Add(d+spread), false)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), c.t0.Add(d+spread), true)
+	}},
+	{"NextSlot counts from Held", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		held := c.t0.Add(10 * d)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d, Held: held}, held.Add(d))
+	}},
+	{"a pause holds every later slot, and NextSlot tells it", func(c *fleetCase) {
+		until := c.t0.Add(time.Hour)
+		c.pause(until)
+		c.wantNext(robots.SlotRequest{Now: c.t0}, until)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until.Add(d), true)
+	}},
+	{"a pause holds a slot reserved without an interval", func(c *fleetCase) {
+		until := c.t0.Add(time.Hour)
+		c.pause(until)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0}), until, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Limit: c.t0}), until, false)
+	}},
+	{"a pause never shrinks", func(c *fleetCase) {
+		until := c.t0.Add(time.Hour)
+		c.pause(until)
+		c.pause(c.t0.Add(time.Minute))
+		c.pause(c.t0)
+		c.wantNext(robots.SlotRequest{Now: c.t0}, until)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, until)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until, true)
+	}},
+	{"NextSlot reserves nothing", func(c *fleetCase) {
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, c.t0)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		for range 2 {
+			c.wantNext(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}, c.t0.Add(d))
+		}
+		c.wantNext(robots.SlotRequest{Now: c.t0, NotBefore: c.t0.Add(5 * d), Interval: d}, c.t0.Add(5*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+	}},
+	{"NextSlot with a zero interval is the later of Now, NotBefore and the pause, whatever the last slot", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: c.t0.Add(10 * d), Interval: d}), c.t0.Add(10*d), true)
+		c.wantNext(robots.SlotRequest{Now: c.t0}, c.t0)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Held: c.t0.Add(20 * d)}, c.t0)
+		c.wantNext(robots.SlotRequest{Now: c.t0, NotBefore: c.t0.Add(2 * d)}, c.t0.Add(2*d))
+		c.pause(c.t0.Add(5 * d))
+		c.wantNext(robots.SlotRequest{Now: c.t0}, c.t0.Add(5*d))
+	}},
+	{"NextSlot counts no member", func(c *fleetCase) {
+		c.next(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d})
+		if slot := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}); slot.Members > 1 {
+			c.Errorf("after NextSlot by b, a's reservation counts %d members; want a alone", slot.Members)
+		}
+	}},
+	{"no slot within an interval of the member's last sent", func(c *fleetCase) {
+		held := c.t0.Add(10 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: held}), held.Add(d), true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), held.Add(2*d), true)
+	}},
+	{"a Held past the last slot reserved spaces the next from Held", func(c *fleetCase) {
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		held := c.t0.Add(5 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: held, Interval: d, Held: held}), held.Add(d), true)
+	}},
+	{"a Held before the last slot lowers nothing", func(c *fleetCase) {
+		for k := range 3 {
+			c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(time.Duration(k)*d), true)
+		}
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d, Held: c.t0}, c.t0.Add(3*d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Held: c.t0}), c.t0.Add(3*d), true)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(4*d), true)
+	}},
+	{"Held raises the last slot even when nothing is reserved", func(c *fleetCase) {
+		held := c.t0.Add(10 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: held, Limit: c.t0.Add(-d)}), held.Add(d), false)
+		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, held.Add(d))
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), held.Add(d), true)
+	}},
+	{"members are counted within their window, and drop out after it", func(c *fleetCase) {
+		window := robots.MemberWindowFor(d)
+		members := func(m string, now time.Time) int {
+			return c.reserve(robots.SlotRequest{Member: m, Now: now, Interval: d}).Members
+		}
+		switch n := members("a", c.t0); n {
+		case 0:
+			return // a Pace that counts no members (Slot.Members)
+		case 1:
+		default:
+			c.Errorf("first member: %d counted, want 1", n)
+		}
+		if n := members("b", c.t0); n != 2 {
+			c.Errorf("second member: %d counted, want 2", n)
+		}
+		if n := members("a", c.t0.Add(window/2)); n != 2 {
+			c.Errorf("a again within the window: %d counted, want 2", n)
+		}
+		if n := members("a", c.t0.Add(window+window/2+d)); n != 1 {
+			c.Errorf("a alone, b's window over: %d counted, want 1", n)
+		}
+	}},
+	{"a member refused by its Limit is counted", func(c *fleetCase) {
+		// It will ask again: while the store is down it paces alone at
+		// the members' count times the delay, and must count itself.
+		if c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}).Members == 0 {
+			return
+		}
+		refused := c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Limit: c.t0})
+		c.want(refused, c.t0.Add(d), false)
+		if refused.Members != 2 {
+			c.Errorf("b refused by its Limit: %d members counted, want 2, b included", refused.Members)
+		}
+		if n := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(d / 2), Interval: d}).Members; n != 2 {
+			c.Errorf("a after b was refused: %d members counted, want 2", n)
+		}
+	}},
+	{"a member whose slot lies ahead counts until the window after that slot", func(c *fleetCase) {
+		window := robots.MemberWindowFor(d)
+		// a's slot is a window ahead of its Now (it queued behind a
+		// NotBefore): it counts until a window after the slot, not
+		// after the Now it asked at.
+		first := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: c.t0.Add(window), Interval: d})
+		c.want(first, c.t0.Add(window), true)
+		if first.Members == 0 {
+			return
+		}
+		later := c.t0.Add(window + window/2)
+		if n := c.reserve(robots.SlotRequest{Member: "b", Now: later, Interval: d}).Members; n != 2 {
+			c.Errorf("b half a window after a's slot: %d counted, want 2 (a's window runs from its slot)", n)
+		}
+	}},
+	{"a slow origin's members stay counted between their own slots, and drop out after its window", func(c *fleetCase) {
+		// A Crawl-delay of 30 s: three members take turns 35 s apart, so
+		// that each one's own slots are 105 s apart and another's last
+		// one 70 s old, past a minute but within MemberWindowFor(30 s).
+		const slow = 30 * time.Second
+		var last time.Time
+		for k := range 9 {
+			last = c.t0.Add(time.Duration(k) * 35 * time.Second)
+			slot := c.reserve(robots.SlotRequest{Member: fmt.Sprint(k % 3), Now: last, Interval: slow})
+			if k == 0 && slot.Members == 0 {
+				return
+			}
+			if w := min(k+1, 3); slot.Members != w {
+				c.Errorf("reservation %d: %d members, want %d", k, slot.Members, w)
+			}
+		}
+		after := last.Add(robots.MemberWindowFor(slow) + slow)
+		if n := c.reserve(robots.SlotRequest{Member: "0", Now: after, Interval: slow}).Members; n != 1 {
+			c.Errorf("a member back after the others' window: %d counted, want 1", n)
+		}
+	}},
+	{"the epoch a store keeps stays while it keeps its slots", func(c *fleetCase) {
+		first := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"})
+		if first.Epoch == "" {
+			return // a Pace that keeps no epoch: its slots are never lost
+		}
+		if first.Epoch != "e1" {
+			c.Errorf("a fresh origin's epoch = %q, want the caller's e1", first.Epoch)
+		}
+		if got := c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Epoch: "e2"}); got.Epoch != "e1" {
+			c.Errorf("epoch = %q after another member offered e2, want e1 kept", got.Epoch)
+		}
+		c.pause(c.t0.Add(time.Minute))
+		c.cancel(c.t0.Add(d), d)
+		if got := c.reserve(robots.SlotRequest{Member: "c", Now: c.t0, Interval: d, Epoch: "e3"}); got.Epoch != "e1" {
+			c.Errorf("epoch = %q after a pause and a slot given back, want e1 kept", got.Epoch)
+		}
+	}},
+	{"NextSlot writes no epoch: the first reservation's offered one is taken", func(c *fleetCase) {
+		c.next(robots.SlotRequest{Now: c.t0, Interval: d})
+		c.next(robots.SlotRequest{Now: c.t0, Interval: d, Epoch: "e0"})
+		if got := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"}); got.Epoch != "" && got.Epoch != "e1" {
+			c.Errorf("the first reservation after NextSlot got epoch %q, want its offered e1: a peek took an epoch", got.Epoch)
+		}
+	}},
+	{"a store that comes back empty takes the offered epoch and grants no slot within an interval of Held", func(c *fleetCase) {
+		before := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"})
+		c.want(before, c.t0, true)
+		// A second open is the store restarted empty, under the same
+		// origin.
+		empty := c.open(c.T)
+		after := c.reserveOn(empty, robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: before.At, Epoch: "e2"})
+		c.want(after, before.At.Add(d), true)
+		if before.Epoch != "" && after.Epoch != "e2" {
+			c.Errorf("the empty store's epoch = %q, want the offered e2 (e1 was the lost one's)", after.Epoch)
+		}
+		c.want(c.reserveOn(empty, robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Epoch: "e3"}), before.At.Add(2*d), true)
+	}},
+}
