@@ -35,6 +35,7 @@ type pacer struct {
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
+	writeTimeout            time.Duration // a store write's bound, see tell
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
@@ -58,7 +59,7 @@ const (
 // init readies p to pace on local, and on fleet when it is not nil.
 func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	p.now, p.sleep, p.logger, p.stats = now, sleep, c.logger, stats
-	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
+	p.minDelay, p.maxCrawlDelay, p.maxPause, p.writeTimeout = c.minDelay, c.maxCrawlDelay, c.maxBackoff, c.fetchTimeout
 	p.local, p.fleet = local, fleet
 	p.member = rand.Text()
 	p.lines.init(4*c.maxOrigins, now, func(key OriginKey) *line { return &line{key: key} })
@@ -211,6 +212,13 @@ func (p *pacer) alone(l *line, req *SlotRequest) {
 // at least atLeast) or, without one or while it fails, the process's
 // own Pace. With no ticket, next is when the Pace said it is free.
 func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time.Time, atLeast time.Duration) (tk ticket, next time.Time, err error) {
+	if p.fleet != nil {
+		if waited, err := l.givenBack(ctx); err != nil {
+			return ticket{}, time.Time{}, err
+		} else if waited {
+			now = p.now()
+		}
+	}
 	now = slotTime(now)
 	req := SlotRequest{Now: now, NotBefore: l.pausedAt(), Interval: delay, Limit: now, Held: l.sentAt()}
 	if p.fleet != nil {
@@ -321,9 +329,38 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 	if l.last.Equal(at) {
 		l.last = at.Add(-delay)
 	}
+	back := p.tell(ctx, l, "robots: store cannot give a slot back", func(ctx context.Context) error {
+		return p.fleet.CancelSlot(ctx, l.key, at, delay)
+	})
+	l.givingBack = back
 	l.mu.Unlock()
-	if err := p.fleet.CancelSlot(context.WithoutCancel(ctx), l.key, at, delay); err != nil {
-		p.logger.Warn("robots: store cannot give a slot back", "origin", l.key, "error", err)
+	whileWaiting(ctx, back)
+}
+
+// tell starts a store write that is to land even when the request
+// making it gave up (a slot given back, a pause): detached from ctx and
+// bounded by Options.FetchTimeout. The channel returned is closed once
+// the write is done; the request waits for it only while ctx lasts
+// (whileWaiting), so that a store that does not answer never holds a
+// request past its deadline. failed is logged with the write's error.
+func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.writeTimeout)
+		defer cancel()
+		if err := write(wctx); err != nil {
+			p.logger.Warn(failed, "origin", l.key, "error", err)
+		}
+	}()
+	return done
+}
+
+// whileWaiting waits until done is closed or ctx ends.
+func whileWaiting(ctx context.Context, done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 
@@ -408,9 +445,9 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 	p.stats.paused(status)
 	l.pauseUntil(until)
 	if p.fleet != nil {
-		if err := p.fleet.Pause(context.WithoutCancel(ctx), l.key, until); err != nil {
-			p.logger.Warn("robots: store cannot keep a pause; kept locally", "origin", l.key, "error", err)
-		}
+		whileWaiting(ctx, p.tell(ctx, l, "robots: store cannot keep a pause; kept locally", func(ctx context.Context) error {
+			return p.fleet.Pause(ctx, l.key, until)
+		}))
 	}
 	p.logger.Info("robots: origin paused", "origin", l.key, "status", status, "until", until)
 }
@@ -479,6 +516,32 @@ type line struct {
 	members    int
 	epoch      string
 	delay      time.Duration
+	// givingBack is closed once the slot last given back to the store
+	// is back (nil: none): the next reservation waits for it, so that
+	// the slot is still the origin's last when the store gets it.
+	givingBack <-chan struct{}
+}
+
+// givenBack waits until the slot last given back to the store is back,
+// or ctx ends, and reports whether it waited.
+func (l *line) givenBack(ctx context.Context) (bool, error) {
+	l.mu.Lock()
+	back := l.givingBack
+	l.mu.Unlock()
+	if back == nil {
+		return false, nil
+	}
+	select {
+	case <-back:
+		return false, nil
+	default:
+	}
+	select {
+	case <-back:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
 }
 
 // waiter is one request in a line, woken when the line moves.

@@ -461,6 +461,8 @@ type watchedFleet struct {
 	// onReserve, if set, runs once a slot is reserved, before the answer
 	// returns.
 	onReserve func()
+	// cancelLag is how long CancelSlot takes, on the bubble's clock.
+	cancelLag time.Duration
 
 	// mu protects the fields below.
 	mu       sync.Mutex
@@ -516,6 +518,7 @@ func (f *watchedFleet) CancelSlot(ctx context.Context, key OriginKey, at time.Ti
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	time.Sleep(f.cancelLag)
 	f.mu.Lock()
 	f.cancels = append(f.cancels, givenBack{at, interval})
 	f.mu.Unlock()
@@ -716,6 +719,87 @@ func TestCallerGivingUpInAStoreCall(t *testing.T) {
 			t.Errorf("NextFree = %v, %v, want now (%v): the process paces alone as if the store had failed", next, err, now)
 		}
 	})
+}
+
+// silentWrites is a Fleet whose Pause and CancelSlot never answer: each
+// returns only when its context ends, as a store with no timeout of its
+// own does. Its ReserveSlot answers after lag, whatever its context.
+type silentWrites struct {
+	*MemoryFleet
+	lag    time.Duration
+	writes atomic.Int64
+}
+
+func (f *silentWrites) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	time.Sleep(f.lag)
+	return f.MemoryFleet.ReserveSlot(context.WithoutCancel(ctx), key, req)
+}
+
+func (f *silentWrites) silent(ctx context.Context) error {
+	f.writes.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (f *silentWrites) Pause(ctx context.Context, _ OriginKey, _ time.Time) error {
+	return f.silent(ctx)
+}
+
+func (f *silentWrites) CancelSlot(ctx context.Context, _ OriginKey, _ time.Time, _ time.Duration) error {
+	return f.silent(ctx)
+}
+
+// TestStoreWritesHoldNoRequestPastItsDeadline checks that the store
+// writes a request makes for the fleet, a Retry-After's pause and a slot
+// given back, which are to land even once the request gave up, keep it
+// no longer than its deadline when the store does not answer: RoundTrip
+// returns the 429 at its deadline, and a request whose slot came after
+// its deadline returns as the slot comes.
+func TestStoreWritesHoldNoRequestPastItsDeadline(t *testing.T) {
+	const deadline = time.Second
+	for _, tc := range []struct {
+		name string
+		lag  time.Duration // of ReserveSlot
+		page int
+		took time.Duration
+	}{
+		{"a pause", 0, http.StatusTooManyRequests, deadline},
+		{"a slot given back", 2 * deadline, http.StatusOK, 2 * deadline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				site.setPages(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Retry-After", "60")
+					w.WriteHeader(tc.page)
+				})
+				fleet := &silentWrites{MemoryFleet: NewMemoryFleet()}
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+				if err := tr.Check(context.Background(), "http://site.example/"); err != nil {
+					t.Fatal(err)
+				}
+				fleet.lag = tc.lag
+				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/page", nil)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if took := time.Since(start); took != tc.took {
+					t.Errorf("RoundTrip returned after %v (%v), want %v: a store write held it past its deadline", took, err, tc.took)
+				}
+				synctest.Wait()
+				if n := fleet.writes.Load(); n != 1 {
+					t.Errorf("%d store writes, want 1", n)
+				}
+				// The write is left to its bound, FetchTimeout: a write
+				// that outlived it would leave the bubble deadlocked.
+				time.Sleep(DefaultFetchTimeout)
+			})
+		})
+	}
 }
 
 // TestPauseHoldsWaiters checks that a Retry-After holds the requests
@@ -968,6 +1052,59 @@ func TestNextFree(t *testing.T) {
 				}
 				if at := site.hitOf(t, "http://site.example/b").at; !at.Equal(want) {
 					t.Errorf("the request sent at NextFree's time reached the site at %v, want %v", at, want)
+				}
+			})
+		})
+	}
+}
+
+// TestNextFreeWhileRobotsFails checks that NextFree, while a refresh of
+// the robots.txt fails, answers the later of its retry time and the slot
+// its last good copy's Crawl-delay sets, and that a request sent then,
+// once the robots.txt answers again, goes at once.
+func TestNextFreeWhileRobotsFails(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		crawlDelay time.Duration
+		want       time.Duration // after the first page's send
+	}{
+		{"a Crawl-delay past the retry", 10 * time.Minute, 10 * time.Minute},
+		{"a retry past the Crawl-delay", time.Minute, 3*time.Minute + DefaultMinBackoff},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				body := fmt.Sprintf("User-agent: *\nCrawl-delay: %d\n", int(tc.crawlDelay.Seconds()))
+				var failing atomic.Bool
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					if failing.Load() {
+						w.WriteHeader(http.StatusServiceUnavailable)
+						return
+					}
+					w.Header().Set("Cache-Control", "max-age=120")
+					io.WriteString(w, body)
+				})
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, MaxCrawlDelay: time.Hour})
+				ctx := context.Background()
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(3 * time.Minute) // the copy is due, and the refresh fails
+				failing.Store(true)
+				if err := tr.Check(ctx, "http://site.example/b"); !errors.Is(err, ErrDisallowed) {
+					t.Fatalf("Check with the robots.txt failing = %v, want it refused", err)
+				}
+				want := start.Add(tc.want)
+				if at, err := tr.NextFree(ctx, "http://site.example/b"); err != nil || !at.Equal(want) {
+					t.Fatalf("NextFree = %v, %v; want %v (start + %v)", at.Sub(start), err, want.Sub(start), tc.want)
+				}
+				failing.Store(false)
+				time.Sleep(time.Until(want))
+				if _, err := bubbleGet(t, tr, "http://site.example/b"); err != nil {
+					t.Fatal(err)
+				}
+				if at := site.hitOf(t, "http://site.example/b").at; !at.Equal(want) {
+					t.Errorf("the request sent at NextFree's time reached the site at start + %v, want + %v", at.Sub(start), tc.want)
 				}
 			})
 		})
@@ -1394,13 +1531,17 @@ func TestStoreLosingThePaceIsLogged(t *testing.T) {
 // TestSlotGivenBackWhenTheCallerLeaves checks that a slot the store
 // reserved for a request whose context ended during the call is given
 // back as it was reserved, and that nothing is logged as a failure to
-// give it back.
+// give it back. The request returns at once; the next one waits until
+// the store has the slot back, and takes it.
 func TestSlotGivenBackWhenTheCallerLeaves(t *testing.T) {
+	const lag = 10 * time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var logs bytes.Buffer
 		fleet := newWatchedFleet()
-		tr := newBubbleTransport(newFakeSite(nil), Options{MinDelay: time.Second, Fleet: fleet,
+		fleet.cancelLag = lag
+		site := newFakeSite(nil)
+		tr := newBubbleTransport(site, Options{MinDelay: time.Second, Fleet: fleet,
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
 		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
 			t.Fatal(err)
@@ -1410,11 +1551,22 @@ func TestSlotGivenBackWhenTheCallerLeaves(t *testing.T) {
 		defer cancel()
 		fleet.onReserve = cancel
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/left", nil)
+		left := time.Now()
 		if resp, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
 			if err == nil {
 				resp.Body.Close()
 			}
 			t.Fatalf("RoundTrip = %v, want the cancellation", err)
+		}
+		if d := time.Since(left); d != 0 {
+			t.Errorf("the request that left returned after %v, want at once", d)
+		}
+		fleet.onReserve = nil
+		if _, err := bubbleGet(t, tr, "http://site.example/next"); err != nil {
+			t.Fatal(err)
+		}
+		if at := site.hitOf(t, "http://site.example/next").at; !at.Equal(left.Add(lag)) {
+			t.Errorf("the next request was sent %v after the one that left, want %v: it did not take the slot given back", at.Sub(left), lag)
 		}
 		if n := len(fleet.givenBack()); n != 1 {
 			t.Fatalf("%d slots given back, want the one reserved for the request that left", n)
