@@ -18,6 +18,11 @@ import (
 // store keeps each origin's entries together without reading the key.
 // Package fleettest checks an implementation against this contract.
 //
+// A call whose context has no deadline (a robots.txt renewal that
+// several requests share, a slot given back or a pause stored after the
+// request that made it left) is bounded by Options.FetchTimeout: a store
+// that never answers fails it then, counted in Stats.StoreErrors.
+//
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
 // its own pace), never allowing everything. An error of a call whose
@@ -193,18 +198,31 @@ var ErrStoreSkipped = errors.New("robots: fleet store skipped the call")
 // wraps, as Stats.StoreErrors and Stats.StoreFallbacks, so that every
 // call the transport makes, from the robots cache or the pacer, is
 // counted in one place. An error of a call whose context had ended is
-// the caller's, not the store's, and is not counted.
+// the caller's, not the store's, and is not counted. A call whose context
+// has no deadline (a renewal shared by several requests, a request
+// without one) is bounded by timeout, so that a store that never answers
+// fails the call, counted, rather than holding it for good.
 type countedFleet struct {
 	Fleet
-	stats *counters
+	stats   *counters
+	timeout time.Duration
 }
 
-// counted returns f counting its errors into stats, or nil for no fleet.
-func counted(f Fleet, stats *counters) Fleet {
+// counted returns f counting its errors into stats and bounding its
+// calls by timeout, or nil for no fleet.
+func counted(f Fleet, stats *counters, timeout time.Duration) Fleet {
 	if f == nil {
 		return nil
 	}
-	return countedFleet{Fleet: f, stats: stats}
+	return countedFleet{Fleet: f, stats: stats, timeout: timeout}
+}
+
+// bound returns ctx, with c.timeout as its deadline if it has none.
+func (c countedFleet) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.timeout)
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
@@ -242,67 +260,89 @@ func CallerGaveUp(ctx context.Context) error {
 }
 
 func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {
-	v, found, err := c.Fleet.Load(ctx, key)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	v, found, err := c.Fleet.Load(bctx, key)
 	c.count(ctx, err)
 	return v, found, err
 }
 
 func (c countedFleet) Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error) {
-	ok, err := c.Fleet.Swap(ctx, key, old, new)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	ok, err := c.Fleet.Swap(bctx, key, old, new)
 	c.count(ctx, err)
 	return ok, err
 }
 
 func (c countedFleet) Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error) {
-	held, err := c.Fleet.Lease(ctx, origin, token, ttl)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	held, err := c.Fleet.Lease(bctx, origin, token, ttl)
 	c.count(ctx, err)
 	return held, err
 }
 
 func (c countedFleet) Unlease(ctx context.Context, origin OriginKey, token string) error {
-	err := c.Fleet.Unlease(ctx, origin, token)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	err := c.Fleet.Unlease(bctx, origin, token)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	slot, err := c.Fleet.ReserveSlot(ctx, origin, req)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	slot, err := c.Fleet.ReserveSlot(bctx, origin, req)
 	c.count(ctx, err)
 	return slot, err
 }
 
 func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) error {
-	err := c.Fleet.CancelSlot(ctx, origin, at, interval)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	err := c.Fleet.CancelSlot(bctx, origin, at, interval)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) error {
-	err := c.Fleet.Pause(ctx, origin, until)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	err := c.Fleet.Pause(bctx, origin, until)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
-	r, err := c.Fleet.Reserve(ctx, crawl, url, amount, limit)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	r, err := c.Fleet.Reserve(bctx, crawl, url, amount, limit)
 	c.count(ctx, err)
 	return r, err
 }
 
 func (c countedFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
-	err := c.Fleet.Settle(ctx, crawl, url, reserved, charged)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	err := c.Fleet.Settle(bctx, crawl, url, reserved, charged)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
-	err := c.Fleet.Release(ctx, crawl, url, reserved)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	err := c.Fleet.Release(bctx, crawl, url, reserved)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	at, err := c.Fleet.NextSlot(ctx, origin, req)
+	bctx, cancel := c.bound(ctx)
+	defer cancel()
+	at, err := c.Fleet.NextSlot(bctx, origin, req)
 	c.count(ctx, err)
 	return at, err
 }

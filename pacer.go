@@ -35,7 +35,6 @@ type pacer struct {
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
-	writeTimeout            time.Duration // a store write's bound, see tell
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
@@ -59,7 +58,7 @@ const (
 // init readies p to pace on local, and on fleet when it is not nil.
 func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	p.now, p.sleep, p.logger, p.stats = now, sleep, c.logger, stats
-	p.minDelay, p.maxCrawlDelay, p.maxPause, p.writeTimeout = c.minDelay, c.maxCrawlDelay, c.maxBackoff, c.fetchTimeout
+	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
 	p.local, p.fleet = local, fleet
 	p.member = rand.Text()
 	p.lines.init(4*c.maxOrigins, now, func(key OriginKey) *line { return &line{key: key} })
@@ -338,18 +337,16 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 }
 
 // tell starts a store write that is to land even when the request
-// making it gave up (a slot given back, a pause): detached from ctx and
-// bounded by Options.FetchTimeout. The channel returned is closed once
-// the write is done; the request waits for it only while ctx lasts
-// (whileWaiting), so that a store that does not answer never holds a
-// request past its deadline. failed is logged with the write's error.
+// making it gave up (a slot given back, a pause): detached from ctx, so
+// bounded by Options.FetchTimeout (countedFleet). The channel returned
+// is closed once the write is done; the request waits for it only while
+// ctx lasts (whileWaiting), so that a store that does not answer never
+// holds a request past its deadline. failed is logged with the error.
 func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.writeTimeout)
-		defer cancel()
-		if err := write(wctx); err != nil {
+		if err := write(context.WithoutCancel(ctx)); err != nil {
 			p.logger.Warn(failed, "origin", l.key, "error", err)
 		}
 	}()
