@@ -18,10 +18,11 @@ import (
 // store keeps each origin's entries together without reading the key.
 // Package fleettest checks an implementation against this contract.
 //
-// A call whose context has no deadline (a robots.txt renewal that
-// several requests share, a slot given back or a pause stored after the
-// request that made it left) is bounded by Options.FetchTimeout: a store
-// that never answers fails it then, counted in Stats.StoreErrors.
+// The Transport bounds by Options.FetchTimeout the calls that run
+// detached from a request: a write that is to land after the request
+// that made it left (a slot given back, a pause), a read of a pause that
+// several requests share, and every call of a robots.txt renewal, which
+// several requests share, on a context without a deadline.
 //
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
@@ -194,35 +195,30 @@ type Slot struct {
 // Stats.StoreErrors, which counts the calls that failed.
 var ErrStoreSkipped = errors.New("robots: fleet store skipped the call")
 
+// detachedFor returns ctx without its cancellation, bounded by d, for a
+// store call that is to finish after its caller left (a write that must
+// land, a read that other callers share), so that a store that never
+// answers cannot hold it for good.
+func detachedFor(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
+}
+
 // countedFleet is a Fleet that counts the errors of the one it
 // wraps, as Stats.StoreErrors and Stats.StoreFallbacks, so that every
 // call the transport makes, from the robots cache or the pacer, is
 // counted in one place. An error of a call whose context had ended is
-// the caller's, not the store's, and is not counted. A call whose context
-// has no deadline (a renewal shared by several requests, a request
-// without one) is bounded by timeout, so that a store that never answers
-// fails the call, counted, rather than holding it for good.
+// the caller's, not the store's, and is not counted.
 type countedFleet struct {
 	Fleet
-	stats   *counters
-	timeout time.Duration
+	stats *counters
 }
 
-// counted returns f counting its errors into stats and bounding its
-// calls by timeout, or nil for no fleet.
-func counted(f Fleet, stats *counters, timeout time.Duration) Fleet {
+// counted returns f counting its errors into stats, or nil for no fleet.
+func counted(f Fleet, stats *counters) Fleet {
 	if f == nil {
 		return nil
 	}
-	return countedFleet{Fleet: f, stats: stats, timeout: timeout}
-}
-
-// bound returns ctx, with c.timeout as its deadline if it has none.
-func (c countedFleet) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, c.timeout)
+	return countedFleet{Fleet: f, stats: stats}
 }
 
 func (c countedFleet) count(ctx context.Context, err error) {
@@ -260,89 +256,67 @@ func CallerGaveUp(ctx context.Context) error {
 }
 
 func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	v, found, err := c.Fleet.Load(bctx, key)
+	v, found, err := c.Fleet.Load(ctx, key)
 	c.count(ctx, err)
 	return v, found, err
 }
 
 func (c countedFleet) Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	ok, err := c.Fleet.Swap(bctx, key, old, new)
+	ok, err := c.Fleet.Swap(ctx, key, old, new)
 	c.count(ctx, err)
 	return ok, err
 }
 
 func (c countedFleet) Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	held, err := c.Fleet.Lease(bctx, origin, token, ttl)
+	held, err := c.Fleet.Lease(ctx, origin, token, ttl)
 	c.count(ctx, err)
 	return held, err
 }
 
 func (c countedFleet) Unlease(ctx context.Context, origin OriginKey, token string) error {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	err := c.Fleet.Unlease(bctx, origin, token)
+	err := c.Fleet.Unlease(ctx, origin, token)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	slot, err := c.Fleet.ReserveSlot(bctx, origin, req)
+	slot, err := c.Fleet.ReserveSlot(ctx, origin, req)
 	c.count(ctx, err)
 	return slot, err
 }
 
 func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) error {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	err := c.Fleet.CancelSlot(bctx, origin, at, interval)
+	err := c.Fleet.CancelSlot(ctx, origin, at, interval)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) error {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	err := c.Fleet.Pause(bctx, origin, until)
+	err := c.Fleet.Pause(ctx, origin, until)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	r, err := c.Fleet.Reserve(bctx, crawl, url, amount, limit)
+	r, err := c.Fleet.Reserve(ctx, crawl, url, amount, limit)
 	c.count(ctx, err)
 	return r, err
 }
 
 func (c countedFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	err := c.Fleet.Settle(bctx, crawl, url, reserved, charged)
+	err := c.Fleet.Settle(ctx, crawl, url, reserved, charged)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	err := c.Fleet.Release(bctx, crawl, url, reserved)
+	err := c.Fleet.Release(ctx, crawl, url, reserved)
 	c.count(ctx, err)
 	return err
 }
 
 func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	bctx, cancel := c.bound(ctx)
-	defer cancel()
-	at, err := c.Fleet.NextSlot(bctx, origin, req)
+	at, err := c.Fleet.NextSlot(ctx, origin, req)
 	c.count(ctx, err)
 	return at, err
 }

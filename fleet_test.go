@@ -61,34 +61,31 @@ type expiredContext struct{ context.Context }
 
 func (expiredContext) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
 
-// fleetCalls calls each method of a Fleet once.
-var fleetCalls = []struct {
-	name string
-	call func(ctx context.Context, f Fleet) error
-}{
-	{"Load", func(ctx context.Context, f Fleet) error { _, _, err := f.Load(ctx, RecordKey{Origin: "o"}); return err }},
-	{"Swap", func(ctx context.Context, f Fleet) error {
-		_, err := f.Swap(ctx, RecordKey{Origin: "o"}, nil, []byte("v"))
-		return err
-	}},
-	{"Lease", func(ctx context.Context, f Fleet) error { _, err := f.Lease(ctx, "o", "tok", time.Second); return err }},
-	{"Unlease", func(ctx context.Context, f Fleet) error { return f.Unlease(ctx, "o", "tok") }},
-	{"ReserveSlot", func(ctx context.Context, f Fleet) error { _, err := f.ReserveSlot(ctx, "o", SlotRequest{}); return err }},
-	{"CancelSlot", func(ctx context.Context, f Fleet) error { return f.CancelSlot(ctx, "o", time.Time{}, time.Second) }},
-	{"Pause", func(ctx context.Context, f Fleet) error { return f.Pause(ctx, "o", time.Time{}) }},
-	{"NextSlot", func(ctx context.Context, f Fleet) error { _, err := f.NextSlot(ctx, "o", SlotRequest{}); return err }},
-	{"Reserve", func(ctx context.Context, f Fleet) error { _, err := f.Reserve(ctx, "c USD", "u", 1, 2); return err }},
-	{"Settle", func(ctx context.Context, f Fleet) error { return f.Settle(ctx, "c USD", "u", 1, 1) }},
-	{"Release", func(ctx context.Context, f Fleet) error { return f.Release(ctx, "c USD", "u", 1) }},
-}
-
 // TestCountedFleetCountsEveryCallsError checks that the Fleet the
 // transport calls counts one fallback for each failed call of every one
 // of its methods (Stats.StoreFallbacks) and one error unless the store
 // skipped it (Stats.StoreErrors), and neither for a call whose context
 // had ended: cancelled, or past its deadline before its timer set Err.
 func TestCountedFleetCountsEveryCallsError(t *testing.T) {
-	calls := fleetCalls
+	calls := []struct {
+		name string
+		call func(ctx context.Context, f Fleet) error
+	}{
+		{"Load", func(ctx context.Context, f Fleet) error { _, _, err := f.Load(ctx, RecordKey{Origin: "o"}); return err }},
+		{"Swap", func(ctx context.Context, f Fleet) error {
+			_, err := f.Swap(ctx, RecordKey{Origin: "o"}, nil, []byte("v"))
+			return err
+		}},
+		{"Lease", func(ctx context.Context, f Fleet) error { _, err := f.Lease(ctx, "o", "tok", time.Second); return err }},
+		{"Unlease", func(ctx context.Context, f Fleet) error { return f.Unlease(ctx, "o", "tok") }},
+		{"ReserveSlot", func(ctx context.Context, f Fleet) error { _, err := f.ReserveSlot(ctx, "o", SlotRequest{}); return err }},
+		{"CancelSlot", func(ctx context.Context, f Fleet) error { return f.CancelSlot(ctx, "o", time.Time{}, time.Second) }},
+		{"Pause", func(ctx context.Context, f Fleet) error { return f.Pause(ctx, "o", time.Time{}) }},
+		{"NextSlot", func(ctx context.Context, f Fleet) error { _, err := f.NextSlot(ctx, "o", SlotRequest{}); return err }},
+		{"Reserve", func(ctx context.Context, f Fleet) error { _, err := f.Reserve(ctx, "c USD", "u", 1, 2); return err }},
+		{"Settle", func(ctx context.Context, f Fleet) error { return f.Settle(ctx, "c USD", "u", 1, 1) }},
+		{"Release", func(ctx context.Context, f Fleet) error { return f.Release(ctx, "c USD", "u", 1) }},
+	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	skipped := fmt.Errorf("resting: %w: %w", errFleetDown, ErrStoreSkipped)
@@ -101,7 +98,7 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 			t.Run(c.name+"/"+failure.name, func(t *testing.T) {
 				inner := &failingFleet{err: failure.err}
 				var stats counters
-				f := counted(inner, &stats, time.Minute)
+				f := counted(inner, &stats)
 				for _, ctx := range []struct {
 					name   string
 					ctx    context.Context
@@ -128,7 +125,7 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 			})
 		}
 	}
-	if counted(nil, new(counters), time.Minute) != nil {
+	if counted(nil, new(counters)) != nil {
 		t.Error("counted(nil) is a Fleet; want none, so that a transport without one has none")
 	}
 }
@@ -162,76 +159,6 @@ func TestCallerGaveUp(t *testing.T) {
 		if got := CallerGaveUp(tc.ctx); !errors.Is(got, tc.want) || (got == nil) != (tc.want == nil) {
 			t.Errorf("%s: CallerGaveUp = %v, want %v", tc.name, got, tc.want)
 		}
-	}
-}
-
-// silentFleet is a Fleet whose every call returns only when its context
-// ends, as a store with no timeout of its own that does not answer.
-type silentFleet struct{ Fleet }
-
-func (silentFleet) wait(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-
-func (f silentFleet) Load(ctx context.Context, _ RecordKey) ([]byte, bool, error) {
-	return nil, false, f.wait(ctx)
-}
-func (f silentFleet) Swap(ctx context.Context, _ RecordKey, _, _ []byte) (bool, error) {
-	return false, f.wait(ctx)
-}
-func (f silentFleet) Lease(ctx context.Context, _ OriginKey, _ string, _ time.Duration) (bool, error) {
-	return false, f.wait(ctx)
-}
-func (f silentFleet) Unlease(ctx context.Context, _ OriginKey, _ string) error { return f.wait(ctx) }
-func (f silentFleet) ReserveSlot(ctx context.Context, _ OriginKey, _ SlotRequest) (Slot, error) {
-	return Slot{}, f.wait(ctx)
-}
-func (f silentFleet) CancelSlot(ctx context.Context, _ OriginKey, _ time.Time, _ time.Duration) error {
-	return f.wait(ctx)
-}
-func (f silentFleet) Pause(ctx context.Context, _ OriginKey, _ time.Time) error { return f.wait(ctx) }
-func (f silentFleet) NextSlot(ctx context.Context, _ OriginKey, _ SlotRequest) (time.Time, error) {
-	return time.Time{}, f.wait(ctx)
-}
-func (f silentFleet) Reserve(ctx context.Context, _, _ string, _, _ int64) (Reservation, error) {
-	return Reservation{}, f.wait(ctx)
-}
-func (f silentFleet) Settle(ctx context.Context, _, _ string, _, _ int64) error { return f.wait(ctx) }
-func (f silentFleet) Release(ctx context.Context, _, _ string, _ int64) error {
-	return f.wait(ctx)
-}
-
-// TestCountedFleetBoundsCallsWithoutDeadline checks that a call of any
-// Fleet method whose context has no deadline ends after the transport's
-// bound when the store never answers, counted as the store's failure,
-// and that a call with a deadline of its own keeps it, uncounted.
-func TestCountedFleetBoundsCallsWithoutDeadline(t *testing.T) {
-	const bound = 30 * time.Second
-	for _, c := range fleetCalls {
-		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var stats counters
-				f := counted(silentFleet{}, &stats, bound)
-				start := time.Now()
-				if err := c.call(context.Background(), f); err == nil {
-					t.Error("a call the store never answered succeeded")
-				}
-				if took := time.Since(start); took != bound {
-					t.Errorf("a call without a deadline ended after %v, want the bound %v", took, bound)
-				}
-				if n := stats.storeErrors.Load(); n != 1 {
-					t.Errorf("%d store errors counted, want 1", n)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-				defer cancel()
-				start = time.Now()
-				c.call(ctx, f)
-				if took := time.Since(start); took != time.Hour {
-					t.Errorf("a call with a deadline of an hour ended after %v", took)
-				}
-				if n := stats.storeErrors.Load(); n != 1 {
-					t.Errorf("%d store errors counted after a call whose caller gave up, want still 1", n)
-				}
-			})
-		})
 	}
 }
 

@@ -35,6 +35,7 @@ type pacer struct {
 
 	minDelay, maxCrawlDelay time.Duration
 	maxPause                time.Duration
+	detachedFor             time.Duration // a store call's bound once its request left
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
@@ -58,7 +59,7 @@ const (
 // init readies p to pace on local, and on fleet when it is not nil.
 func (p *pacer) init(c *config, local Pace, fleet Fleet, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	p.now, p.sleep, p.logger, p.stats = now, sleep, c.logger, stats
-	p.minDelay, p.maxCrawlDelay, p.maxPause = c.minDelay, c.maxCrawlDelay, c.maxBackoff
+	p.minDelay, p.maxCrawlDelay, p.maxPause, p.detachedFor = c.minDelay, c.maxCrawlDelay, c.maxBackoff, c.fetchTimeout
 	p.local, p.fleet = local, fleet
 	p.member = rand.Text()
 	p.lines.init(4*c.maxOrigins, now, func(key OriginKey) *line { return &line{key: key} })
@@ -337,16 +338,18 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 }
 
 // tell starts a store write that is to land even when the request
-// making it gave up (a slot given back, a pause): detached from ctx, so
-// bounded by Options.FetchTimeout (countedFleet). The channel returned
-// is closed once the write is done; the request waits for it only while
-// ctx lasts (whileWaiting), so that a store that does not answer never
-// holds a request past its deadline. failed is logged with the error.
+// making it gave up (a slot given back, a pause): detached from ctx and
+// bounded by Options.FetchTimeout. The channel returned is closed once
+// the write is done; the request waits for it only while ctx lasts
+// (whileWaiting), so that a store that does not answer never holds a
+// request past its deadline. failed is logged with the write's error.
 func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := write(context.WithoutCancel(ctx)); err != nil {
+		wctx, cancel := detachedFor(ctx, p.detachedFor)
+		defer cancel()
+		if err := write(wctx); err != nil {
 			p.logger.Warn(failed, "origin", l.key, "error", err)
 		}
 	}()
@@ -404,7 +407,9 @@ func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
 	}
 	ch := p.pauses.DoChan(string(l.key), func() (any, error) {
 		// Shared: each asker stops waiting when its context ends.
-		return p.fleet.NextSlot(context.WithoutCancel(ctx), l.key, SlotRequest{Member: p.member, Now: now})
+		rctx, cancel := detachedFor(ctx, p.detachedFor)
+		defer cancel()
+		return p.fleet.NextSlot(rctx, l.key, SlotRequest{Member: p.member, Now: now})
 	})
 	select {
 	case res := <-ch:

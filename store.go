@@ -110,6 +110,8 @@ func (s *store) getAt(ctx context.Context, key RecordKey, pk string) storedRecor
 	var raw []byte
 	var found bool
 	if s.fleet != nil {
+		ctx, cancel := s.bound(ctx)
+		defer cancel()
 		s.contain("Load", key.Origin, func() { raw, found, _ = s.fleet.Load(ctx, key) })
 	} else {
 		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(pk) })
@@ -169,8 +171,21 @@ func (s *store) put(ctx context.Context, key RecordKey, old storedRecord, rec re
 		return true
 	}
 	stored, err := false, errors.New("robots: Swap panicked")
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
 	return stored || err != nil
+}
+
+// bound returns ctx for one Fleet call: with Options.FetchTimeout as its
+// deadline if it has none, as in a renewal, which runs detached from the
+// requests that share it, so that a store that never answers cannot hold
+// the renewal, and every request to the origin, for good.
+func (s *store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.fetchTimeout)
 }
 
 // contain runs call, a method op of the Cache for origin, recovering and
@@ -235,6 +250,8 @@ func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (lea
 // asked.
 func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Duration) leaseAnswer {
 	held, err := false, errors.New("robots: Lease panicked")
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	s.contain("Lease", origin, func() { held, err = s.fleet.Lease(ctx, origin, s.token, ttl) })
 	switch {
 	case err != nil:
@@ -247,6 +264,8 @@ func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Durati
 
 // unlease gives origin's lease back.
 func (s *store) unlease(ctx context.Context, origin OriginKey) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	s.contain("Unlease", origin, func() { s.fleet.Unlease(ctx, origin, s.token) })
 }
 
