@@ -96,12 +96,20 @@ func (p *pacer) delayFor(agent policy.Agent) time.Duration {
 // robots state the wait outlasted and returns the delay then in force,
 // and only then takes the slot. A slot past the deadline less a tenth of
 // the time left fails at once with a *SlotError, holding nothing; a
-// waiter whose context ends leaves, and the ones behind move up.
-func (p *pacer) wait(ctx context.Context, l *line, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (*ticket, error) {
+// waiter whose context ends leaves, and the ones behind move up. place,
+// if not nil, is the waiter the request joined l as when it arrived;
+// wait takes it over.
+func (p *pacer) wait(ctx context.Context, l *line, place *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error)) (*ticket, error) {
 	if delay <= 0 && !p.paused(ctx, l, now).After(now) {
+		if place != nil {
+			l.leave(place)
+		}
 		return nil, nil // nothing to space requests by: no slot, no lock
 	}
-	tk, err := p.hold(ctx, l, l.join(), delay, now, recheck, 0)
+	if place == nil {
+		place = l.join()
+	}
+	tk, err := p.hold(ctx, l, place, delay, now, recheck, 0)
 	p.stats.waitedFor(max(p.now().Sub(now), 0))
 	return tk, err
 }

@@ -2196,13 +2196,13 @@ func TestHandOnCountsTheNextSlotFromTheSend(t *testing.T) {
 		p.init(&cfg, newLocalPace(minSchedules, now), nil, now, sleep, &counters{})
 		l := p.lines.get("http://site.example")
 		ctx := context.Background()
-		head, err := p.wait(ctx, l, delay, now(), nil)
+		head, err := p.wait(ctx, l, nil, delay, now(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		next := make(chan time.Time, 1)
 		go func() {
-			tk, err := p.wait(ctx, l, delay, now(), nil)
+			tk, err := p.wait(ctx, l, nil, delay, now(), nil)
 			if err == nil {
 				err = p.handOn(ctx, tk)
 			}
@@ -2287,7 +2287,7 @@ func TestHandOnCountsTheMoveOfTheLine(t *testing.T) {
 	l := p.lines.get("http://site.example")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	head, err := p.wait(ctx, l, delay, now(), nil)
+	head, err := p.wait(ctx, l, nil, delay, now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -150,5 +153,70 @@ func TestWaitHonoursContext(t *testing.T) {
 	}
 	if w := tr.Stats().Waited; w <= 0 || w > time.Hour {
 		t.Errorf("Waited = %v, want the time spent before the cancel", w)
+	}
+}
+
+// TestArrivalOrderThroughARenewal checks that requests arriving while
+// their origin's robots.txt is fetched, for the first time or again once
+// due, are sent in the order they came, alone and in a fleet.
+func TestArrivalOrderThroughARenewal(t *testing.T) {
+	const (
+		delay   = 50 * time.Millisecond
+		fetch   = 300 * time.Millisecond // the robots.txt's answer takes this long
+		apart   = 20 * time.Millisecond  // between two arrivals
+		arrived = 6
+	)
+	for _, tc := range []struct {
+		name  string
+		fleet bool
+		again bool // the robots.txt is held, and due
+	}{
+		{"the first fetch", false, false},
+		{"the first fetch, in a fleet", true, false},
+		{"a refresh", false, true},
+		{"a refresh, in a fleet", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var slow atomic.Bool
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					if slow.Load() {
+						time.Sleep(fetch)
+					}
+					w.Header().Set("Cache-Control", "max-age=60")
+					w.Write([]byte(allowAll))
+				})
+				opts := Options{UserAgent: "ExampleBot", MinDelay: delay}
+				if tc.fleet {
+					opts.Fleet = NewMemoryFleet()
+				}
+				tr := NewTransport(site, opts)
+				if tc.again {
+					if err := tr.Check(context.Background(), "http://site.example/"); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(2 * time.Minute)
+				}
+				slow.Store(true)
+				var wg sync.WaitGroup
+				for i := range arrived {
+					wg.Go(func() {
+						if _, err := bubbleGet(t, tr, fmt.Sprintf("http://site.example/r%d", i)); err != nil {
+							t.Error(err)
+						}
+					})
+					time.Sleep(apart)
+				}
+				bubbleWaitGroup(t, &wg, "the requests")
+				var got []string
+				for _, h := range site.pageHits() {
+					got = append(got, strings.TrimPrefix(h.url, "http://site.example"))
+				}
+				want := []string{"/r0", "/r1", "/r2", "/r3", "/r4", "/r5"}
+				if !slices.Equal(got, want) {
+					t.Errorf("sent in the order %v, want the order of arrival %v", got, want)
+				}
+			})
+		})
 	}
 }

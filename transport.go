@@ -236,6 +236,19 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	var st *state
 	var agent policy.Agent
 	decided, now := false, t.cfg.now()
+	l := t.pacer.lineOf(o.key, &o.line)
+	// A request that arrives while its origin's robots.txt is renewed
+	// takes its place in the line now, so that the requests the renewal
+	// held go in the order they came.
+	var place *waiter
+	if cur := o.current(); !tg.robotsTxt && (cur == nil || cur.rec.due(now)) {
+		place = l.join()
+		defer func() {
+			if err != nil {
+				l.leave(place)
+			}
+		}()
+	}
 	decide := func(at time.Time) (time.Duration, error) {
 		if decided && (tg.robotsTxt || !st.rec.due(at)) {
 			return t.pacer.delayFor(agent), nil
@@ -269,7 +282,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		}
 		out.Host = host
 	}
-	tk, err = t.pacer.wait(ctx, t.pacer.lineOf(o.key, &o.line), delay, now, decide)
+	tk, err = t.pacer.wait(ctx, l, place, delay, now, decide)
 	if err != nil {
 		return nil, nil, nil, err
 	}
