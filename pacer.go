@@ -337,11 +337,11 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 	if l.last.Equal(at) {
 		l.last = at.Add(-delay)
 	}
+	l.mu.Unlock()
 	back := p.tell(ctx, l, "robots: store cannot give a slot back", func(ctx context.Context) error {
 		return p.fleet.CancelSlot(ctx, l.key, at, delay)
 	})
-	l.givingBack = back
-	l.mu.Unlock()
+	l.givingBack.Store(&back)
 	whileWaiting(ctx, back)
 }
 
@@ -351,7 +351,7 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 // the write is done; the request waits for it only while ctx lasts
 // (whileWaiting), so that a store that does not answer never holds a
 // request past its deadline. failed is logged with the write's error.
-func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) <-chan struct{} {
+func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -517,6 +517,11 @@ type line struct {
 	n            atomic.Int32
 	paused, sent atomic.Int64
 
+	// givingBack is closed once the slot last given back to the store
+	// is back (nil: none): the next reservation waits for it, so that
+	// the slot is still the origin's last when the store gets it.
+	givingBack atomic.Pointer[chan struct{}]
+
 	mu      sync.Mutex // protects the fields below
 	waiters []*waiter
 	// When the store last said the origin is free; the end of this
@@ -526,21 +531,16 @@ type line struct {
 	members    int
 	epoch      string
 	delay      time.Duration
-	// givingBack is closed once the slot last given back to the store
-	// is back (nil: none): the next reservation waits for it, so that
-	// the slot is still the origin's last when the store gets it.
-	givingBack <-chan struct{}
 }
 
 // givenBack waits until the slot last given back to the store is back,
 // or ctx ends, and reports whether it waited.
 func (l *line) givenBack(ctx context.Context) (bool, error) {
-	l.mu.Lock()
-	back := l.givingBack
-	l.mu.Unlock()
-	if back == nil {
+	p := l.givingBack.Load()
+	if p == nil {
 		return false, nil
 	}
+	back := *p
 	select {
 	case <-back:
 		return false, nil
