@@ -116,7 +116,8 @@ type SlotError struct {
 	Origin string
 	// At is when the request's slot would have been.
 	At time.Time
-	// Left is how long the request's deadline was away (0 without one).
+	// Left is how long the request's deadline was away when its slot was
+	// refused (0 without one).
 	Left time.Duration
 	// MaxWait is, when WithMaxWait's bound refused the slot, that bound
 	// (0 for a bound of 0, or when the deadline refused it).

@@ -133,6 +133,9 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 		ahead := l.ahead(w)
 		at := p.estimate(ctx, l, delay, now, p.down.Load()).Add(time.Duration(ahead) * delay)
 		if !lim.IsZero() && at.After(lim) {
+			if left > 0 { // as of now, as the slot's distance is
+				left = max(left-now.Sub(start), time.Nanosecond)
+			}
 			return nil, &SlotError{Origin: string(l.key), At: at, Left: left, MaxWait: most, wait: at.Sub(now)}
 		}
 		// Slots are to the microsecond: one rounding up past now is free.

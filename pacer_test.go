@@ -2321,3 +2321,35 @@ func TestHandOnCountsTheMoveOfTheLine(t *testing.T) {
 		t.Errorf("the next request went %v after the held-up one, want %v or more", gap, delay)
 	}
 }
+
+// TestSlotErrorTellsTheTimeLeftWhenRefused checks that a request refused
+// its slot after waiting in line names the time its deadline was away
+// then, beside the slot's distance then, not the time it had on arrival.
+func TestSlotErrorTellsTheTimeLeftWhenRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = time.Second
+		fleet := NewMemoryFleet()
+		tr := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: fleet})
+		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		// While the request sleeps toward its slot, another member books
+		// the origin until 20 s from now.
+		if _, err := fleet.ReserveSlot(context.Background(), "http://site.example", SlotRequest{Member: "other", Now: start, NotBefore: start.Add(20 * time.Second), Interval: delay}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/second", nil)
+		_, err := tr.RoundTrip(req)
+		se, ok := errors.AsType[*SlotError](err)
+		if !ok {
+			t.Fatalf("RoundTrip = %v, want a *SlotError", err)
+		}
+		waited := time.Since(start)
+		if want := 10*time.Second - waited; se.Left != want {
+			t.Errorf("SlotError.Left = %v after waiting %v, want %v: %v", se.Left, waited, want, se)
+		}
+	})
+}
