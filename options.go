@@ -91,8 +91,9 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// FetchTimeout bounds one robots.txt fetch, redirects and body
 	// included, even when the base RoundTripper ignores its context; a
-	// fetch that runs out is an unreachable robots.txt. If zero or
-	// negative, DefaultFetchTimeout is used.
+	// fetch that runs out is an unreachable robots.txt. It bounds as well
+	// each Fleet call made detached from a request (see Fleet). If zero
+	// or negative, DefaultFetchTimeout is used.
 	FetchTimeout time.Duration
 	// MinDelay is the least time between two requests to one origin. If
 	// negative, requests are not spaced unless a Crawl-delay asks for it;
