@@ -147,7 +147,7 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 			now = p.now()
 			continue
 		}
-		if waited && recheck != nil {
+		if recheck != nil {
 			d, err := recheck(now)
 			if err != nil {
 				return nil, err

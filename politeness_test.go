@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,6 +222,61 @@ func TestArrivalOrderThroughARenewal(t *testing.T) {
 				want := []string{"/r0", "/r1", "/r3", "/r4", "/r5"}
 				if !slices.Equal(got, want) {
 					t.Errorf("sent in the order %v, want the order of arrival %v", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestNoRobotsFetchDuringAPause checks that a robots.txt that comes due
+// during a Retry-After's pause is fetched only once the pause is over,
+// and that a request waiting through the pause is decided on the copy
+// fetched then: refused by it, it is never sent.
+func TestNoRobotsFetchDuringAPause(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // MinDelay; negative: unpaced
+	}{
+		{"paced", time.Second},
+		{"unpaced", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const pause = 2 * time.Minute
+				var disallow atomic.Bool
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Cache-Control", "max-age=60")
+					if disallow.Load() {
+						w.Write([]byte("User-agent: *\nDisallow: /page\n"))
+						return
+					}
+					w.Write([]byte(allowAll))
+				})
+				site.setPages(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/busy" {
+						w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: tc.delay})
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://site.example/busy"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(70 * time.Second) // the robots.txt is due, the pause still on
+				disallow.Store(true)
+				if _, err := bubbleGet(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+					t.Errorf("the request waiting through the pause = %v, want it refused by the robots.txt fetched after it", err)
+				}
+				hits := site.robotsHits()
+				if len(hits) != 2 {
+					t.Fatalf("%d robots.txt fetches, want 2", len(hits))
+				}
+				if at := hits[1].at.Sub(start); at < pause {
+					t.Errorf("the robots.txt was fetched again %v after the 429, within its pause of %v", at, pause)
+				}
+				if n := len(site.pageHits()); n != 1 {
+					t.Errorf("%d pages sent, want /busy alone", n)
 				}
 			})
 		})

@@ -232,7 +232,10 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	// of the line calls it again before it takes its slot, so that
 	// nothing goes out on a stale robots.txt and nothing comes between
 	// the slot and the send. now becomes the time after a renewal it
-	// waited for.
+	// waited for. During a Retry-After's pause a due robots.txt is not
+	// fetched, as no request to the origin goes before the pause ends:
+	// the request waits in line on the copy held, undecided, and the
+	// head decides it on the robots.txt renewed once the pause is over.
 	var st *state
 	var agent policy.Agent
 	decided, now := false, t.cfg.now()
@@ -255,8 +258,14 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		}
 		var err error
 		now = at
+		cur := o.current()
+		if !decided && !tg.robotsTxt && cur != nil && cur.rec.due(at) && l.pausedAt().After(at) {
+			var own [1]string
+			held, _ := cur.agent(at, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
+			return t.pacer.delayFor(held), nil
+		}
 		if tg.robotsTxt {
-			st = o.current()
+			st = cur
 		} else if st, now, err = t.origins.state(ctx, o, at); err != nil {
 			return 0, err
 		}
@@ -283,6 +292,11 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		out.Host = host
 	}
 	tk, err = t.pacer.wait(ctx, l, place, delay, now, decide)
+	if err == nil && tk == nil && !decided {
+		// Unpaced, it took no slot, and the pause ended before the head
+		// could decide it: it is decided now.
+		_, err = decide(t.cfg.now())
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
