@@ -293,6 +293,17 @@ func (s *state) agent(now time.Time, after time.Duration, tokens []string) (agen
 	return rules.robots.Agent(tokens...), rules.refuse
 }
 
+// pacing returns what agent returns, but while every request is refused
+// the groups of the last good copy (none without one): a request refused
+// as the robots.txt is unreachable goes once it answers, paced by it, and
+// the last good copy's Crawl-delay is the pace to expect.
+func (s *state) pacing(now time.Time, after time.Duration, tokens []string) (agent policy.Agent, refuse bool) {
+	if agent, refuse = s.agent(now, after, tokens); refuse {
+		agent = s.robots.Agent(tokens...)
+	}
+	return agent, refuse
+}
+
 // parsedOf returns the body rec keeps with its parse: the parse of known
 // for the same body, or else the body parsed now; none when rec keeps no
 // parsed copy.

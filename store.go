@@ -110,9 +110,7 @@ func (s *store) getAt(ctx context.Context, key RecordKey, pk string) storedRecor
 	var raw []byte
 	var found bool
 	if s.fleet != nil {
-		ctx, cancel := s.bound(ctx)
-		defer cancel()
-		s.contain("Load", key.Origin, func() { raw, found, _ = s.fleet.Load(ctx, key) })
+		s.inFleet(ctx, "Load", key.Origin, func(ctx context.Context) { raw, found, _ = s.fleet.Load(ctx, key) })
 	} else {
 		s.contain("Get", key.Origin, func() { raw, found = s.cache.Get(pk) })
 	}
@@ -171,21 +169,22 @@ func (s *store) put(ctx context.Context, key RecordKey, old storedRecord, rec re
 		return true
 	}
 	stored, err := false, errors.New("robots: Swap panicked")
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	s.contain("Swap", key.Origin, func() { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
+	s.inFleet(ctx, "Swap", key.Origin, func(ctx context.Context) { stored, err = s.fleet.Swap(ctx, key, old.raw, data) })
 	return stored || err != nil
 }
 
-// bound returns ctx for one Fleet call: with Options.FetchTimeout as its
-// deadline if it has none, as in a renewal, which runs detached from the
-// requests that share it, so that a store that never answers cannot hold
-// the renewal, and every request to the origin, for good.
-func (s *store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
+// inFleet runs call, the Fleet's method op for origin, as contain does,
+// on ctx with Options.FetchTimeout as its deadline if it has none, as in
+// a renewal, which runs detached from the requests that share it: a
+// store that never answers cannot hold the renewal, and every request to
+// the origin, for good.
+func (s *store) inFleet(ctx context.Context, op string, origin OriginKey, call func(context.Context)) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.fetchTimeout)
+		defer cancel()
 	}
-	return context.WithTimeout(ctx, s.fetchTimeout)
+	s.contain(op, origin, func() { call(ctx) })
 }
 
 // contain runs call, a method op of the Cache for origin, recovering and
@@ -250,9 +249,7 @@ func (s *store) lease(ctx context.Context, origin OriginKey, now time.Time) (lea
 // asked.
 func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Duration) leaseAnswer {
 	held, err := false, errors.New("robots: Lease panicked")
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	s.contain("Lease", origin, func() { held, err = s.fleet.Lease(ctx, origin, s.token, ttl) })
+	s.inFleet(ctx, "Lease", origin, func(ctx context.Context) { held, err = s.fleet.Lease(ctx, origin, s.token, ttl) })
 	switch {
 	case err != nil:
 		return leaseNone
@@ -264,9 +261,7 @@ func (s *store) takeLease(ctx context.Context, origin OriginKey, ttl time.Durati
 
 // unlease gives origin's lease back.
 func (s *store) unlease(ctx context.Context, origin OriginKey) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	s.contain("Unlease", origin, func() { s.fleet.Unlease(ctx, origin, s.token) })
+	s.inFleet(ctx, "Unlease", origin, func(ctx context.Context) { s.fleet.Unlease(ctx, origin, s.token) })
 }
 
 // recordMagic starts every stored record: its last line names the format

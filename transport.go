@@ -261,7 +261,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		cur := o.current()
 		if !decided && !tg.robotsTxt && cur != nil && cur.rec.due(at) && l.pausedAt().After(at) {
 			var own [1]string
-			held, _ := cur.agent(at, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
+			held, _ := cur.pacing(at, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 			return t.pacer.delayFor(held), nil
 		}
 		if tg.robotsTxt {
@@ -364,16 +364,9 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 	var retry time.Time
 	if st := o.current(); st != nil {
 		var own [1]string
-		tokens := t.decider.tokensFor(&tg, own[:0])
-		agent, refused := st.agent(now, t.decider.fallbackAfter, tokens)
-		if refused {
-			// Refused while the robots.txt is unreachable, the request
-			// goes once it answers, paced by it: its last good copy's
-			// Crawl-delay is the pace to expect, not MinDelay alone.
-			agent = st.robots.Agent(tokens...)
-			if !tg.robotsTxt && st.rec.RetryAt.After(now) {
-				retry = st.rec.RetryAt
-			}
+		agent, refused := st.pacing(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
+		if refused && !tg.robotsTxt && st.rec.RetryAt.After(now) {
+			retry = st.rec.RetryAt
 		}
 		delay = t.pacer.delayFor(agent)
 	}
