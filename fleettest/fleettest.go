@@ -164,7 +164,13 @@ func (c *fleetCase) race(n int, call func(i int) (bool, error)) int {
 		})
 	}
 	close(start)
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		c.Fatalf("%d calls made at once had not all returned after a minute", n)
+	}
 	return int(won.Load())
 }
 
