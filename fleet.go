@@ -200,8 +200,19 @@ var ErrStoreSkipped = errors.New("robots: fleet store skipped the call")
 // land, a read that other callers share), so that a store that never
 // answers cannot hold it for good.
 func detachedFor(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), d)
+	return boundFor(context.WithoutCancel(ctx), d)
 }
+
+// boundFor returns ctx, which has no deadline, bounded by d, the
+// transport's own bound on a store call that no caller waits for:
+// CallerGaveUp reads its passing as the store's failure to answer.
+func boundFor(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return context.WithValue(ctx, ownBound{}, true), cancel
+}
+
+// ownBound is the context key boundFor marks its contexts with.
+type ownBound struct{}
 
 // countedFleet is a Fleet that counts the errors of the one it
 // wraps, as Stats.StoreErrors and Stats.StoreFallbacks, so that every
@@ -244,15 +255,22 @@ func MemberWindowFor(interval time.Duration) time.Duration {
 // Stats.StoreErrors nor Stats.StoreFallbacks. The deadline is read as
 // well as Err, since a connection's read deadline, set from it, can fire
 // before the context's own timer does: the error is then
-// context.DeadlineExceeded.
+// context.DeadlineExceeded. A deadline the transport set itself on a
+// call that no caller waits for (a write that is to land after its
+// request left, a read its requests share) is no caller's: its passing
+// means the store did not answer in time, and CallerGaveUp returns nil.
 func CallerGaveUp(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	err := ctx.Err()
+	if err == nil {
+		if d, ok := ctx.Deadline(); !ok || time.Now().Before(d) {
+			return nil
+		}
+		err = context.DeadlineExceeded
 	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
+	if err == context.DeadlineExceeded && ctx.Value(ownBound{}) != nil {
+		return nil
 	}
-	return nil
+	return err
 }
 
 func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {

@@ -137,7 +137,8 @@ type pastDeadline struct{ context.Context }
 func (pastDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
 
 // TestCallerGaveUp checks each way a caller gives up, and that a caller
-// still waiting, with a deadline or without, has not.
+// still waiting, with a deadline or without, has not, nor has a store
+// call past the bound the transport set itself, detached from any caller.
 func TestCallerGaveUp(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -145,6 +146,10 @@ func TestCallerGaveUp(t *testing.T) {
 	defer cancelExpired()
 	waiting, cancelWaiting := context.WithTimeout(context.Background(), time.Hour)
 	defer cancelWaiting()
+	ownExpired, cancelOwn := boundFor(context.Background(), -time.Second)
+	defer cancelOwn()
+	ownCancelled, cancelOwnLater := boundFor(cancelled, time.Hour)
+	defer cancelOwnLater()
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
@@ -155,6 +160,9 @@ func TestCallerGaveUp(t *testing.T) {
 		{"cancelled", cancelled, context.Canceled},
 		{"past its deadline", expired, context.DeadlineExceeded},
 		{"past its deadline, its timer not yet run", pastDeadline{context.Background()}, context.DeadlineExceeded},
+		{"past the transport's own bound", ownExpired, nil},
+		{"past the transport's own bound, its timer not yet run", pastDeadline{context.WithValue(context.Background(), ownBound{}, true)}, nil},
+		{"cancelled within the transport's own bound", ownCancelled, context.Canceled},
 	} {
 		if got := CallerGaveUp(tc.ctx); !errors.Is(got, tc.want) || (got == nil) != (tc.want == nil) {
 			t.Errorf("%s: CallerGaveUp = %v, want %v", tc.name, got, tc.want)
@@ -181,7 +189,8 @@ func (f *hangingLoads) Load(ctx context.Context, key RecordKey) ([]byte, bool, e
 // robots.txt renewal, which runs detached from the request that started
 // it, ends when the store never answers its read: the request returns at
 // its deadline, and once the store call's bound passed the origin's
-// requests are decided again.
+// requests are decided again; the read no caller waited for any more
+// counts as the store's failure, not a caller giving up.
 func TestRenewalOutlivesAStoreThatNeverAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fleet := &hangingLoads{MemoryFleet: NewMemoryFleet()}
@@ -203,6 +212,9 @@ func TestRenewalOutlivesAStoreThatNeverAnswers(t *testing.T) {
 		}
 		fleet.hang.Store(false)
 		time.Sleep(DefaultFetchTimeout)
+		if n := tr.Stats().StoreErrors; n != 1 {
+			t.Errorf("StoreErrors = %d after a read the store never answered, want 1", n)
+		}
 		if err := send("/after"); err != nil {
 			t.Fatalf("a request after the store call's bound = %v, want it sent: the renewal never ended", err)
 		}

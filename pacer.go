@@ -204,19 +204,25 @@ func (p *pacer) estimate(ctx context.Context, l *line, delay time.Duration, now 
 }
 
 // alone makes req that of a member pacing without the store: a slot for
-// itself and each member last counted on the origin (or any), which it
-// cannot see, so that many delays after its last store slot. l.mu is held.
+// itself and each member it last saw, which it cannot see now, so that
+// many delays after its last store slot. l.mu is held.
 func (p *pacer) alone(l *line, req *SlotRequest) {
+	n := time.Duration(p.members(l))
+	if !l.last.IsZero() {
+		req.NotBefore = latest(req.NotBefore, l.last.Add(n*req.Interval))
+	}
+	req.Interval *= n
+	req.Member, req.Spread, req.Epoch = "", 0, ""
+}
+
+// members returns how many members the process last saw pacing l's
+// origin (or any origin), at least itself. l.mu is held.
+func (p *pacer) members(l *line) int {
 	n := l.members
 	if n <= 0 {
 		n = int(p.stats.members.Load())
 	}
-	n = max(n, 1)
-	if !l.last.IsZero() {
-		req.NotBefore = latest(req.NotBefore, l.last.Add(time.Duration(n)*req.Interval))
-	}
-	req.Interval *= time.Duration(n)
-	req.Member, req.Spread, req.Epoch = "", 0, ""
+	return max(n, 1)
 }
 
 // take takes the head's slot at now, if free, through the Fleet (spread
@@ -466,19 +472,37 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 }
 
 // nextFree returns l's next free slot, reserving nothing: the later of
-// the estimate and the store's answer, plus a delay per waiter.
-func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now time.Time) time.Time {
-	at := p.estimate(ctx, l, delay, now, p.down.Load())
-	if p.fleet != nil && !p.down.Load() {
+// the estimate and the store's answer, plus a slot for each waiter
+// ahead, each as far apart as the line's slots come: a delay, with a
+// store slot's spread in a fleet, and the members' turns between while
+// the store is down. A store call cut short by ctx returns its error.
+func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now time.Time) (time.Time, error) {
+	down := p.fleet != nil && p.down.Load()
+	at := p.estimate(ctx, l, delay, now, down)
+	if p.fleet != nil && !down {
 		req := SlotRequest{Now: now, Interval: delay, NotBefore: l.pausedAt(), Held: l.sentAt()}
-		if stored, err := p.fleet.NextSlot(ctx, l.key, req); err == nil {
+		stored, err := p.fleet.NextSlot(ctx, l.key, req)
+		switch {
+		case err == nil:
 			at = latest(at, stored)
-		} else if CallerGaveUp(ctx) == nil {
+		case CallerGaveUp(ctx) != nil:
+			return time.Time{}, CallerGaveUp(ctx)
+		default:
 			p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", l.key, "error", err)
-			at = latest(at, p.estimate(ctx, l, delay, now, true))
+			at, down = latest(at, p.estimate(ctx, l, delay, now, true)), true
 		}
 	}
-	return at.Add(time.Duration(l.n.Load()) * max(delay, 0))
+	step := max(delay, 0)
+	switch {
+	case step == 0 || p.fleet == nil:
+	case down:
+		l.mu.Lock()
+		step *= time.Duration(p.members(l))
+		l.mu.Unlock()
+	default:
+		step += p.spread(delay, 0)
+	}
+	return at.Add(time.Duration(l.n.Load()) * step), nil
 }
 
 // limit returns the latest slot a request of ctx can use as of now (all

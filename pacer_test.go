@@ -1160,6 +1160,108 @@ func TestNextFreeFleet(t *testing.T) {
 	})
 }
 
+// TestNextFreeCountsTheLine checks that NextFree, with requests of the
+// process waiting for the origin, answers the slot after theirs, spaced
+// as the line's slots really come: a delay apart alone, a store slot's
+// spread added in a fleet, and the delay times the members while the
+// store is down; and that a request sent then goes at once.
+func TestNextFreeCountsTheLine(t *testing.T) {
+	const delay, waiting = time.Second, 3
+	for _, tc := range []struct {
+		name  string
+		fleet bool
+		down  bool // the store fails from the second request on
+	}{
+		{"alone", false, false},
+		{"in a fleet", true, false},
+		{"while the store is down", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				opts := Options{UserAgent: "ExampleBot", MinDelay: delay}
+				fleet := newWatchedFleet()
+				fleet.members = 3
+				if tc.fleet {
+					opts.Fleet = fleet
+				}
+				tr := NewTransport(site, opts)
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+					t.Fatal(err)
+				}
+				if tc.down {
+					fleet.down.Store(true)
+					if _, err := bubbleGet(t, tr, "http://site.example/alone"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var wg sync.WaitGroup
+				for i := range waiting {
+					wg.Go(func() {
+						if _, err := bubbleGet(t, tr, fmt.Sprintf("http://site.example/q%d", i)); err != nil {
+							t.Error(err)
+						}
+					})
+					synctest.Wait() // in line before the next arrives
+				}
+				at, err := tr.NextFree(context.Background(), "http://site.example/next")
+				if err != nil {
+					t.Fatal(err)
+				}
+				bubbleWaitGroup(t, &wg, "the requests waiting")
+				queued := site.hitsWhere(func(h hit) bool { return strings.Contains(h.url, "/q") })
+				last, step := queued[waiting-1].at, queued[waiting-1].at.Sub(queued[waiting-2].at)
+				if want := last.Add(step); !at.Equal(want) {
+					t.Errorf("NextFree with %d waiting = the last one's send + %v, want + %v, the step between their sends", waiting, at.Sub(last), step)
+				}
+				time.Sleep(time.Until(at))
+				req, err := http.NewRequestWithContext(WithMaxWait(context.Background(), 0), http.MethodGet, "http://site.example/next", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := bubbleRoundTrip(t, tr, req); err != nil {
+					t.Fatalf("the request sent at NextFree's time = %v, want it sent at once", err)
+				}
+				if got := site.hitOf(t, "http://site.example/next").at; !got.Equal(at) {
+					t.Errorf("the request sent at NextFree's time reached the site at + %v of it", got.Sub(at))
+				}
+			})
+		})
+	}
+}
+
+// TestNextFreeAfterTheContextEnds checks that NextFree answers a context
+// that ended, before it is called or while the store answers, with the
+// context's error, not a time.
+func TestNextFreeAfterTheContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fleet := &silentNextSlot{MemoryFleet: NewMemoryFleet()}
+		tr := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		if at, err := tr.NextFree(ended, "http://site.example/a"); !errors.Is(err, context.Canceled) {
+			t.Errorf("NextFree on a cancelled context = %v, %v; want context.Canceled", at, err)
+		}
+		ctx, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		if at, err := tr.NextFree(ctx, "http://site.example/a"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("NextFree whose deadline ends in the store call = %v, %v; want context.DeadlineExceeded", at, err)
+		}
+		if st := tr.Stats(); st.StoreErrors != 0 || st.StoreFallbacks != 0 {
+			t.Errorf("StoreErrors %d, StoreFallbacks %d; want 0: the caller gave up", st.StoreErrors, st.StoreFallbacks)
+		}
+	})
+}
+
+// silentNextSlot is a Fleet whose NextSlot never answers: it returns only
+// when its context ends.
+type silentNextSlot struct{ *MemoryFleet }
+
+func (silentNextSlot) NextSlot(ctx context.Context, _ OriginKey, _ SlotRequest) (time.Time, error) {
+	<-ctx.Done()
+	return time.Time{}, ctx.Err()
+}
+
 // forgetfulFleet is a MemoryFleet whose NextSlot, once forget is set,
 // knows no slot: a store that came back empty, or failed over to a
 // replica that never had them, before any member reserved again.

@@ -181,7 +181,7 @@ func (s *store) put(ctx context.Context, key RecordKey, old storedRecord, rec re
 func (s *store) inFleet(ctx context.Context, op string, origin OriginKey, call func(context.Context)) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.fetchTimeout)
+		ctx, cancel = boundFor(ctx, s.fetchTimeout)
 		defer cancel()
 	}
 	s.contain(op, origin, func() { call(ctx) })

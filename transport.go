@@ -334,11 +334,13 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // as of now: the later of its origin's next free politeness slot (the
 // fleet's, from Options.Fleet, so that the slots other members took
 // count; while the store is down, the process's own at the delay times
-// the members it last saw), a delay for each request of the process
-// already waiting for it, the end of a Retry-After pause and, while the
-// origin's robots.txt is unreachable, the time it is fetched again
-// (DisallowedError.RetryAt). It reserves nothing, counts no fleet member
-// and never waits for a slot, so that a crawl frontier can hand a worker
+// the members it last saw), a slot for each request of the process
+// already waiting for it (a delay apart, a store slot's spread added in
+// a fleet, the delay times the members while the store is down), the end
+// of a Retry-After pause and, while the origin's robots.txt is
+// unreachable, the time it is fetched again (DisallowedError.RetryAt).
+// It reserves nothing, counts no fleet member and never waits for a
+// slot, so that a crawl frontier can hand a worker
 // only URLs whose origin is free, and hold the others. A request sent at
 // the time it returns still takes its slot then: another goroutine or
 // member may take that one first, and the request then waits for the
@@ -348,7 +350,8 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // origin whose robots.txt is not held, the delay is Options.MinDelay,
 // since the request will fetch it first. A URL that robots.txt does not
 // govern gets an error matching ErrNotHTTP, and an unknown purpose in
-// Options.Purposes one matching ErrUnknownPurpose.
+// Options.Purposes one matching ErrUnknownPurpose; a context that ends
+// first, or during the store's answer, its error.
 func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
 	t.init()
 	if t.cfg.invalid != nil {
@@ -356,6 +359,9 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 	}
 	tg, err := urlTarget(rawURL)
 	if err != nil {
+		return time.Time{}, err
+	}
+	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
 	now := t.cfg.now()
@@ -370,7 +376,11 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		}
 		delay = t.pacer.delayFor(agent)
 	}
-	return latest(retry, t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)), nil
+	at, err := t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return latest(retry, at), nil
 }
 
 // Robots returns the robots state of rawURL's origin, fetching its

@@ -63,8 +63,13 @@ type Options struct {
 	TTL time.Duration
 	// Timeout bounds each call to Redis, the caller's context included:
 	// a call that takes longer fails and the transport falls back to its
-	// own state for that request. If zero or negative, DefaultTimeout
-	// (1 s) is used.
+	// own state for that request. A caller's deadline ends its call
+	// when it comes first; a cancel is heard only at the earlier of the
+	// two, since go-redis stops waiting for a reply at its context's
+	// deadline but not at a cancel, and heeding a cancel
+	// would take a goroutine per call, which more than doubles what a
+	// paced request costs the client (its stack grown for go-redis).
+	// If zero or negative, DefaultTimeout (1 s) is used.
 	Timeout time.Duration
 	// Cooldown is how long, after a failed call, the Store answers
 	// ErrUnavailable without trying Redis, so that an
