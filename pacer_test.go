@@ -1594,6 +1594,41 @@ func TestGivenBackSlotIsTakenAgainAtOnce(t *testing.T) {
 	}
 }
 
+// TestLateAnswerIsAskedAgainWithTwiceItsLateness checks that a slot
+// whose answer came past its spread is asked again with a spread of twice
+// that lateness, so that a store growing slower still gets the request
+// sent on the second slot: 60 ms late, then 90 ms, against a delay whose
+// half (50 ms) caps the spread of a slot asked once.
+func TestLateAnswerIsAskedAgainWithTwiceItsLateness(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := &watchedFleet{MemoryFleet: NewMemoryFleet()}
+		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		var answers atomic.Int32
+		fleet.onReserve = func() {
+			if answers.Add(1) > 1 {
+				fleet.late.Store(int64(90 * time.Millisecond))
+			}
+		}
+		fleet.late.Store(int64(60 * time.Millisecond))
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://site.example/second"); err != nil {
+			t.Fatalf("RoundTrip = %v, want the page sent", err)
+		}
+		if n := len(fleet.givenBack()); n != 1 {
+			t.Errorf("%d slots given back, want 1: the slot asked again is to fit twice the lateness", n)
+		}
+		if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != 150*time.Millisecond {
+			t.Errorf("sent %v after it was asked for, want 150ms: two answers, 60 and 90 ms late", d)
+		}
+	})
+}
+
 // TestStoreLosingThePaceIsLogged checks that a member logs, once, that the
 // store lost an origin's pace when the epoch of its answers changes, and
 // never for the first answer it gets.
