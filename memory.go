@@ -2,76 +2,126 @@ package robots
 
 import (
 	"math"
-	"sync/atomic"
-
-	"github.com/maypok86/otter/v2"
+	"sync"
 )
 
 // MemoryCache is an httpcache.Cache kept in memory that holds at most a
-// fixed number of entries and of bytes, forgetting the least useful
-// entries first (otter's W-TinyLFU, close to least recently used). It is
-// the store a Transport uses when Options.Cache is nil. It is safe for
-// concurrent use.
+// fixed number of entries and of bytes, forgetting the least recently
+// used entries first. It is the store a Transport uses when Options.Cache
+// is nil, where it is read only when an origin's robots state is not in
+// memory, so that recency is what counts: the record of an origin just
+// fetched outlasts as many newer origins as the cache holds entries,
+// however many origins a broad crawl meets once (an admission policy
+// that favours entries read often, as W-TinyLFU's, turns a record just
+// written away under that churn, and its robots.txt would be fetched
+// again). It is safe for concurrent use.
 type MemoryCache struct {
-	cache *otter.Cache[string, []byte]
-	bytes atomic.Int64 // keys and values of every entry held
+	maxEntries int
+	maxBytes   int64
+
+	mu      sync.Mutex // protects the fields below
+	entries map[string]*memoryEntry
+	// recent is the sentinel of a ring of the entries, the most recently
+	// used first.
+	recent memoryEntry
+	bytes  int64 // keys and values of every entry held
+}
+
+// memoryEntry is one value of a MemoryCache, in its ring.
+type memoryEntry struct {
+	key        string
+	value      []byte
+	prev, next *memoryEntry
 }
 
 // NewMemoryCache returns an empty MemoryCache holding at most maxEntries
 // entries and maxBytes bytes of keys and values. A limit of zero or less
 // leaves that dimension unbounded.
 func NewMemoryCache(maxEntries int, maxBytes int64) *MemoryCache {
-	c := &MemoryCache{}
-	opts := &otter.Options[string, []byte]{
-		OnAtomicDeletion: func(e otter.DeletionEvent[string, []byte]) {
-			c.bytes.Add(-entrySize(e.Key, e.Value))
-		},
-	}
-	switch {
-	case maxBytes > 0:
-		opts.MaximumWeight = uint64(maxBytes)
-		opts.Weigher = countingWeigher(maxBytes, maxEntries, entrySize)
-	case maxEntries > 0:
-		opts.MaximumSize = maxEntries
-	}
-	c.cache = otter.Must(opts)
-	return c
+	return &MemoryCache{maxEntries: maxEntries, maxBytes: maxBytes}
 }
 
 func entrySize(key string, value []byte) int64 { return int64(len(key) + len(value)) }
 
 // Get returns the value stored under key and whether there is one.
 func (c *MemoryCache) Get(key string) ([]byte, bool) {
-	return c.cache.GetIfPresent(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	c.unlink(e)
+	c.push(e)
+	return e.value, true
 }
 
-// Set stores value under key, evicting entries while a limit is exceeded.
-// A value that alone exceeds the byte limit is not kept, and any earlier
-// value under key is removed.
+// Set stores value under key, evicting the least recently used entries
+// while a limit is exceeded. A value that alone exceeds the byte limit is
+// not kept, and any earlier value under key is removed.
 func (c *MemoryCache) Set(key string, value []byte) {
-	if m := c.cache.GetMaximum(); c.cache.IsWeighted() && uint64(entrySize(key, value)) > m {
-		c.cache.Invalidate(key)
+	size := entrySize(key, value)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.remove(e)
+	}
+	if c.maxBytes > 0 && size > c.maxBytes {
 		return
 	}
-	c.bytes.Add(entrySize(key, value))
-	c.cache.Set(key, value)
+	if c.entries == nil {
+		c.entries = make(map[string]*memoryEntry)
+		c.recent.prev, c.recent.next = &c.recent, &c.recent
+	}
+	e := &memoryEntry{key: key, value: value}
+	c.entries[key] = e
+	c.push(e)
+	c.bytes += size
+	for c.maxEntries > 0 && len(c.entries) > c.maxEntries || c.maxBytes > 0 && c.bytes > c.maxBytes {
+		c.remove(c.recent.prev)
+	}
 }
 
 // Delete removes the value stored under key.
 func (c *MemoryCache) Delete(key string) {
-	c.cache.Invalidate(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.remove(e)
+	}
 }
 
 // Len returns the number of entries held.
 func (c *MemoryCache) Len() int {
-	c.cache.CleanUp()
-	return c.cache.EstimatedSize()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }
 
 // Bytes returns the number of bytes of keys and values held.
 func (c *MemoryCache) Bytes() int64 {
-	c.cache.CleanUp()
-	return c.bytes.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// push puts e first in the ring. c.mu is held.
+func (c *MemoryCache) push(e *memoryEntry) {
+	e.prev, e.next = &c.recent, c.recent.next
+	e.next.prev, c.recent.next = e, e
+}
+
+// unlink takes e out of the ring. c.mu is held.
+func (c *MemoryCache) unlink(e *memoryEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// remove forgets e. c.mu is held.
+func (c *MemoryCache) remove(e *memoryEntry) {
+	c.unlink(e)
+	delete(c.entries, e.key)
+	c.bytes -= entrySize(e.key, e.value)
 }
 
 // countingWeigher returns an otter weigher of size that also bounds the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gregjones/httpcache"
@@ -54,6 +55,36 @@ func TestMemoryCache(t *testing.T) {
 		c.Set("a", []byte("0123456789"))
 		if _, ok := c.Get("a"); ok || c.Bytes() != 0 {
 			t.Errorf("oversized value kept, or old value left: Bytes %d", c.Bytes())
+		}
+	})
+	t.Run("the least recently used goes first", func(t *testing.T) {
+		c := NewMemoryCache(3, 0)
+		for _, k := range []string{"a", "b", "c"} {
+			c.Set(k, []byte(k))
+		}
+		c.Get("a") // b is now the least recently used
+		c.Set("d", []byte("d"))
+		for k, want := range map[string]bool{"a": true, "b": false, "c": true, "d": true} {
+			if _, ok := c.Get(k); ok != want {
+				t.Errorf("%s held = %v, want %v", k, ok, want)
+			}
+		}
+	})
+	t.Run("a value just set outlasts as many newer ones as the cache holds", func(t *testing.T) {
+		// Keys set once each, as a broad crawl's origins are: none may
+		// turn the newest away, however often the older ones were read.
+		const n = 200
+		c := NewMemoryCache(n, 0)
+		for i := range 10 * n {
+			c.Set(fmt.Sprint("old", i), []byte("x"))
+			c.Get(fmt.Sprint("old", i))
+		}
+		c.Set("new", []byte("x"))
+		for i := range n - 1 {
+			c.Set(fmt.Sprint("newer", i), []byte("x"))
+		}
+		if _, ok := c.Get("new"); !ok {
+			t.Errorf("a value set %d values ago is gone, in a cache of %d", n-1, n)
 		}
 	})
 	t.Run("replace and delete keep the byte count", func(t *testing.T) {
@@ -114,6 +145,46 @@ func TestBoundedMemory(t *testing.T) {
 	// Held to here, or the collector frees what the check is about.
 	runtime.KeepAlive(tr)
 	runtime.KeepAlive(store)
+}
+
+// TestRecentOriginNotFetchedAgain checks that, with the default store,
+// an origin met again after fewer new origins than the store holds
+// (2*MaxOrigins) is not fetched again, however often the origins met
+// before it were: the origin table may forget it, the store keeps its
+// record, the most recently used.
+func TestRecentOriginNotFetchedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxOrigins = 50
+		base := &robotsLog{status: 200, body: privateRobots}
+		tr := NewTransport(base, Options{UserAgent: "ExampleBot", MaxOrigins: maxOrigins})
+		ctx := context.Background()
+		check := func(host string) {
+			if err := tr.Check(ctx, "http://"+host+"/private"); !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("Check on %s = %v, want ErrDisallowed", host, err)
+			}
+		}
+		// Origins met often first, as a crawl's busiest sites are, all
+		// of them before the probe.
+		for i := range 2 * maxOrigins {
+			for range 3 {
+				check(fmt.Sprintf("before%d.example", i))
+			}
+		}
+		check("probe.example")
+		for i := range 2*maxOrigins - 1 {
+			check(fmt.Sprintf("after%d.example", i))
+		}
+		check("probe.example")
+		var n int
+		for _, u := range base.fetched() {
+			if strings.Contains(u, "probe.example") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("probe.example's robots.txt fetched %d times, want 1: met again after %d new origins, the store holding %d", n, 2*maxOrigins-1, 2*maxOrigins)
+		}
+	})
 }
 
 // TestSharedStore runs the store conformance checks against each store a
