@@ -286,19 +286,6 @@ func freshRecord(now time.Time) record {
 // of hiding every test after it.
 const waitCeiling = time.Minute
 
-// waitFor polls cond until it holds, failing the test with what it was
-// waiting for once waitCeiling has passed.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitCeiling)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting, after %v, for %s", waitCeiling, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // recv receives from ch, failing the test with what it was waiting for
 // once waitCeiling has passed.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {

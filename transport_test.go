@@ -21,66 +21,65 @@ import (
 // cold origin make exactly one robots.txt request.
 func TestOneFetchForManyRequests(t *testing.T) {
 	const n = 10000
-	release := make(chan struct{})
-	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		hold(r, release)
-		io.WriteString(w, privateRobots)
-	})
-	base := &http.Transport{MaxConnsPerHost: 32}
-	t.Cleanup(base.CloseIdleConnections)
-	c := newClock()
-	tr := NewTransport(base, Options{UserAgent: "ExampleBot", MinDelay: -1, Now: c.Now, Sleep: c.Sleep})
-	var started, done sync.WaitGroup
-	var failed atomic.Int64
-	started.Add(n)
-	for range n {
-		done.Go(func() {
-			started.Done()
-			if body, err := get(t, tr, s.URL+"/public"); err != nil || body != "page /public" {
-				failed.Add(1)
-			}
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			<-release
+			io.WriteString(w, privateRobots)
 		})
-	}
-	waitGroup(t, &started, "every request to start")
-	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
-	close(release)
-	waitGroup(t, &done, "every request to finish")
-	if got := s.robotsHits.Load(); got != 1 {
-		t.Errorf("%d robots.txt requests, want 1", got)
-	}
-	if failed.Load() != 0 || s.pageHits.Load() != n {
-		t.Errorf("%d requests failed, %d reached the server; want 0 and %d", failed.Load(), s.pageHits.Load(), n)
-	}
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: -1})
+		var done sync.WaitGroup
+		var failed atomic.Int64
+		for range n {
+			done.Go(func() {
+				if err := sendFrom(tr, "http://site.example/public"); err != nil {
+					failed.Add(1)
+				}
+			})
+		}
+		synctest.Wait() // every request waits for the fetch
+		close(release)
+		bubbleWaitGroup(t, &done, "every request to finish")
+		if got := len(site.robotsHits()); got != 1 {
+			t.Errorf("%d robots.txt requests, want 1", got)
+		}
+		if pages := len(site.pageHits()); failed.Load() != 0 || pages != n {
+			t.Errorf("%d requests failed, %d reached the site; want 0 and %d", failed.Load(), pages, n)
+		}
+	})
 }
 
 // TestCancelledWaiterLeavesFetch checks that a caller whose context ends
 // while it waits for the robots.txt returns at once with its context's
 // error, and that the fetch it started goes on for the others.
 func TestCancelledWaiterLeavesFetch(t *testing.T) {
-	release := make(chan struct{})
-	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		hold(r, release)
-		io.WriteString(w, privateRobots)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			<-release
+			io.WriteString(w, privateRobots)
+		})
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot"})
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan error, 1)
+		go func() { first <- tr.Check(ctx, "http://site.example/private") }()
+		synctest.Wait() // the fetch started, and waits
+		second := make(chan error, 1)
+		go func() { second <- tr.Check(context.Background(), "http://site.example/private") }()
+		synctest.Wait()
+		cancel()
+		if err := bubbleRecv(t, first, "the cancelled caller to return"); err != context.Canceled {
+			t.Errorf("cancelled caller got %v, want context.Canceled itself", err)
+		}
+		close(release)
+		var de *DisallowedError
+		if err := bubbleRecv(t, second, "the other caller's decision"); !errors.As(err, &de) || de.Rule == nil {
+			t.Errorf("other caller got %v, want refused by the rule of the fetch the cancelled caller started", err)
+		}
+		if got := len(site.robotsHits()); got != 1 {
+			t.Errorf("%d fetches, want 1", got)
+		}
 	})
-	tr := newTestTransport(t, newClock(), Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	first := make(chan error, 1)
-	go func() { first <- tr.Check(ctx, s.URL+"/private") }()
-	waitFor(t, "the robots.txt fetch to start", func() bool { return s.robotsHits.Load() > 0 })
-	second := make(chan error, 1)
-	go func() { second <- tr.Check(context.Background(), s.URL+"/private") }()
-	cancel()
-	if err := recv(t, first, "the cancelled caller to return"); err != context.Canceled {
-		t.Errorf("cancelled caller got %v, want context.Canceled itself", err)
-	}
-	close(release)
-	var de *DisallowedError
-	if err := recv(t, second, "the other caller's decision"); !errors.As(err, &de) || de.Rule == nil {
-		t.Errorf("other caller got %v, want refused by the rule of the fetch the cancelled caller started", err)
-	}
-	if got := s.robotsHits.Load(); got != 1 {
-		t.Errorf("%d fetches, want 1", got)
-	}
 }
 
 // TestPassThrough checks that requests whose scheme is not http or https
