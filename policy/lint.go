@@ -32,7 +32,7 @@ var typoFields = [...]struct{ name, spelling string }{
 // notDefined reports a field some crawlers read that RFC 9309 does not
 // define, with what to use instead where that is known.
 func (p *parser) notDefined(n int, key string) {
-	if strings.EqualFold(key, "noindex") {
+	if norm.EqualFold(key, "noindex") {
 		// Google stopped reading it in 2019; others never did.
 		p.warn(n, "%s is not part of RFC 9309; ignored: no major crawler reads it, so mark pages with a noindex robots meta tag or X-Robots-Tag header instead", key)
 		return
@@ -107,7 +107,7 @@ func editDistance(a, b string, limit int) int {
 func (p *parser) unknownField(n int, key, value string, colon bool) {
 	spelling, ok := nearField(key)
 	switch {
-	case colon && (strings.EqualFold(key, "http") || strings.EqualFold(key, "https")) && strings.HasPrefix(value, "//"):
+	case colon && (norm.EqualFold(key, "http") || norm.EqualFold(key, "https")) && strings.HasPrefix(value, "//"):
 		// A URL alone on a line splits at its scheme's colon.
 		p.warn(n, "a URL alone is no robots.txt line; ignored: if it is a sitemap, write %q", "Sitemap: "+key+":"+value)
 		return
@@ -392,7 +392,7 @@ func entityAt(s string) (ref, text string, ok bool) {
 			for _, e := range [...]struct{ ref, text string }{
 				{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", `"`}, {"&apos;", "'"},
 			} {
-				if e.ref[1] == c && len(s) >= len(e.ref) && strings.EqualFold(s[:len(e.ref)], e.ref) {
+				if e.ref[1] == c && len(s) >= len(e.ref) && norm.EqualFold(s[:len(e.ref)], e.ref) {
 					return s[:len(e.ref)], e.text, true
 				}
 			}

@@ -127,6 +127,17 @@ func TestFixHints(t *testing.T) {
 	}
 }
 
+// TestLintFoldsASCIIOnly checks that lint reads a field name as RFC 9309
+// does, folding A-Z alone: a "httpſ:" line (a long s, which Unicode folds
+// to "s") is no URL alone.
+func TestLintFoldsASCIIOnly(t *testing.T) {
+	for _, w := range Parse([]byte("User-agent: *\nhttp\u017f://site.example/s.xml")).Warnings() {
+		if strings.Contains(w.Message, "a URL alone") {
+			t.Errorf("line %d: %q; a long s is no s", w.Line, w.Message)
+		}
+	}
+}
+
 // TestStrayRuleNamesGroup checks that a rule before any group names the
 // first group, which it would join if moved down, and that a file with
 // no group gets no such hint.

@@ -581,7 +581,7 @@ func usageMember(f *findings, l *PreferenceLine, m sfv.Member) {
 		if l.usage[i] != UsageUnknown {
 			return
 		}
-		switch lower := strings.ToLower(m.Token); {
+		switch lower := norm.Lower(m.Token); {
 		case m.IsToken && (lower == "yes" || lower == "no" || lower == "y" || lower == "n"):
 			f.note("Content-Usage %s=%s is an unknown preference; write %s=%s", m.Key, m.Token, m.Key, lower[:1])
 		case m.IsToken:
@@ -638,7 +638,7 @@ func (p *parser) contentSignal(n int, value string) {
 	for pair := range strings.SplitSeq(value, ",") {
 		pair = trim(pair)
 		key, val, ok := strings.Cut(pair, "=")
-		key, val = strings.ToLower(trim(key)), strings.ToLower(trim(val))
+		key, val = norm.Lower(trim(key)), norm.Lower(trim(val))
 		if !ok || key == "" {
 			f.warn("Content-Signal %q is not key=yes or key=no; ignored", pair)
 			continue
