@@ -229,16 +229,20 @@ func TestArrivalOrderThroughARenewal(t *testing.T) {
 }
 
 // TestNoRobotsFetchDuringAPause checks that a robots.txt that comes due
-// during a Retry-After's pause is fetched only once the pause is over,
-// and that a request waiting through the pause is decided on the copy
+// during a Retry-After's pause is fetched only once the pause is over, by
+// the member that received it and by another member of its fleet, and
+// that a request waiting through the pause is decided on the copy
 // fetched then: refused by it, it is never sent.
 func TestNoRobotsFetchDuringAPause(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		delay time.Duration // MinDelay; negative: unpaced
+		other bool          // asked of a fleet member the 429 did not reach
 	}{
-		{"paced", time.Second},
-		{"unpaced", -1},
+		{"paced", time.Second, false},
+		{"unpaced", -1, false},
+		{"paced, another member", time.Second, true},
+		{"unpaced, another member", -1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -258,14 +262,27 @@ func TestNoRobotsFetchDuringAPause(t *testing.T) {
 						w.WriteHeader(http.StatusTooManyRequests)
 					}
 				})
-				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: tc.delay})
+				opts := Options{UserAgent: "ExampleBot", MinDelay: tc.delay}
+				if tc.other {
+					opts.Fleet = NewMemoryFleet()
+				}
+				tr := NewTransport(site, opts)
+				asker, pages := tr, 1
+				if tc.other {
+					asker = NewTransport(site, opts)
+					if _, err := bubbleGet(t, asker, "http://site.example/warm"); err != nil {
+						t.Fatal(err)
+					}
+					pages++
+					time.Sleep(time.Second)
+				}
 				start := time.Now()
 				if _, err := bubbleGet(t, tr, "http://site.example/busy"); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(70 * time.Second) // the robots.txt is due, the pause still on
 				disallow.Store(true)
-				if _, err := bubbleGet(t, tr, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
+				if _, err := bubbleGet(t, asker, "http://site.example/page"); !errors.Is(err, ErrDisallowed) {
 					t.Errorf("the request waiting through the pause = %v, want it refused by the robots.txt fetched after it", err)
 				}
 				hits := site.robotsHits()
@@ -275,8 +292,8 @@ func TestNoRobotsFetchDuringAPause(t *testing.T) {
 				if at := hits[1].at.Sub(start); at < pause {
 					t.Errorf("the robots.txt was fetched again %v after the 429, within its pause of %v", at, pause)
 				}
-				if n := len(site.pageHits()); n != 1 {
-					t.Errorf("%d pages sent, want /busy alone", n)
+				if n := len(site.pageHits()); n != pages {
+					t.Errorf("%d pages sent, want %d: none after /busy", n, pages)
 				}
 			})
 		})

@@ -232,8 +232,10 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	// of the line calls it again before it takes its slot, so that
 	// nothing goes out on a stale robots.txt and nothing comes between
 	// the slot and the send. now becomes the time after a renewal it
-	// waited for. During a Retry-After's pause a due robots.txt is not
-	// fetched, as no request to the origin goes before the pause ends:
+	// waited for. During a Retry-After's pause, this process's or one
+	// another member stored (read only then, when the robots.txt is due),
+	// a due robots.txt is not fetched, as no request to the origin goes
+	// before the pause ends:
 	// the request waits in line on the copy held, undecided, and the
 	// head decides it on the robots.txt renewed once the pause is over.
 	var st *state
@@ -259,7 +261,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		var err error
 		now = at
 		cur := o.current()
-		if !decided && !tg.robotsTxt && cur != nil && cur.rec.due(at) && l.pausedAt().After(at) {
+		if !decided && !tg.robotsTxt && cur != nil && cur.rec.due(at) && t.pacer.paused(ctx, l, at).After(at) {
 			var own [1]string
 			held, _ := cur.pacing(at, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 			return t.pacer.delayFor(held), nil
