@@ -49,6 +49,13 @@ func TestMemoryCache(t *testing.T) {
 			t.Errorf("Len, Bytes = %d, %d; want 2, 10", c.Len(), c.Bytes())
 		}
 	})
+	t.Run("value at the byte limit kept", func(t *testing.T) {
+		c := NewMemoryCache(0, 10)
+		c.Set("a", []byte("012345678"))
+		if _, ok := c.Get("a"); !ok || c.Bytes() != 10 {
+			t.Errorf("a value of exactly the byte limit not kept: Bytes %d", c.Bytes())
+		}
+	})
 	t.Run("value over the byte limit not kept", func(t *testing.T) {
 		c := NewMemoryCache(0, 10)
 		c.Set("a", []byte("1"))
