@@ -463,6 +463,9 @@ type watchedFleet struct {
 	onReserve func()
 	// cancelLag is how long CancelSlot takes, on the bubble's clock.
 	cancelLag time.Duration
+	// nextSlotWhileDown, if set, has NextSlot answer while down is set:
+	// a store that fails only its reservations.
+	nextSlotWhileDown bool
 
 	// mu protects the fields below.
 	mu       sync.Mutex
@@ -558,7 +561,7 @@ func (f *watchedFleet) setEpoch(epoch string) {
 }
 
 func (f *watchedFleet) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
-	if f.down.Load() {
+	if f.down.Load() && !f.nextSlotWhileDown {
 		return time.Time{}, errors.New("store unavailable")
 	}
 	return f.MemoryFleet.NextSlot(ctx, key, req)
@@ -1171,17 +1174,19 @@ func TestNextFreeCountsTheLine(t *testing.T) {
 		name  string
 		fleet bool
 		down  bool // the store fails from the second request on
+		peeks bool // its NextSlot answers all the same
 	}{
-		{"alone", false, false},
-		{"in a fleet", true, false},
-		{"while the store is down", true, true},
+		{"alone", false, false, false},
+		{"in a fleet", true, false, false},
+		{"while the store is down", true, true, false},
+		{"while the store fails reservations alone", true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				site := newFakeSite(nil)
 				opts := Options{UserAgent: "ExampleBot", MinDelay: delay}
 				fleet := newWatchedFleet()
-				fleet.members = 3
+				fleet.members, fleet.nextSlotWhileDown = 3, tc.peeks
 				if tc.fleet {
 					opts.Fleet = fleet
 				}
