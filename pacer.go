@@ -39,6 +39,12 @@ type pacer struct {
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
+	// given holds the lines of the pauses this process received, told
+	// to the store again when it lost an origin's pace (see heard).
+	given struct {
+		sync.Mutex
+		lines map[*line]struct{}
+	}
 	// Whether the store's last answer failed; epoch tokens offered; how
 	// long (ns) its answers lately took to be in hand, which store slots
 	// are spread by. The store's last member count for any origin is
@@ -242,7 +248,11 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 		req.Member, req.Epoch, req.Spread = p.member, p.epochToken(), p.spread(delay, atLeast)
 		slot, err := p.fleet.ReserveSlot(ctx, l.key, req)
 		if err == nil {
-			p.down.Store(false)
+			if p.down.Swap(false) {
+				// Back: a pause received while it was down, or lost
+				// with it, is told to it now.
+				go p.retellPauses()
+			}
 			gone := slot.At.After(req.Limit) || ctx.Err() != nil
 			p.heard(l, slot, gone, req.Spread)
 			switch {
@@ -289,6 +299,9 @@ func (p *pacer) heard(l *line, slot Slot, gone bool, spread time.Duration) {
 	}
 	if l.epoch != "" && slot.Epoch != l.epoch {
 		p.logger.Info("robots: store lost the origin's pace; its last slot is this process's last send", "origin", l.key)
+		// What lost one origin's pace (a flush, a restart, a replica
+		// behind) lost the others' pauses too.
+		go p.retellPauses()
 	}
 	l.epoch = slot.Epoch
 	if !slot.Reserved {
@@ -464,11 +477,44 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 	p.stats.paused(status)
 	l.pauseUntil(until)
 	if p.fleet != nil {
+		p.given.Lock()
+		if p.given.lines == nil {
+			p.given.lines = make(map[*line]struct{})
+		}
+		now := p.now()
+		for over := range p.given.lines {
+			if !over.pausedAt().After(now) {
+				delete(p.given.lines, over)
+			}
+		}
+		p.given.lines[l] = struct{}{}
+		p.given.Unlock()
 		whileWaiting(ctx, p.tell(ctx, l, "robots: store cannot keep a pause; kept locally", func(ctx context.Context) error {
 			return p.fleet.Pause(ctx, l.key, until)
 		}))
 	}
 	p.logger.Info("robots: origin paused", "origin", l.key, "status", status, "until", until)
+}
+
+// retellPauses tells the store again every pause this process received
+// that is still on, each a write of its own (see tell), and forgets
+// those over, so that a store that lost them, or was down when they
+// came, holds every member back: the members that never asked during a
+// pause would otherwise take slots in it.
+func (p *pacer) retellPauses() {
+	now := p.now()
+	p.given.Lock()
+	defer p.given.Unlock()
+	for l := range p.given.lines {
+		until := l.pausedAt()
+		if !until.After(now) {
+			delete(p.given.lines, l)
+			continue
+		}
+		p.tell(context.Background(), l, "robots: store cannot keep a pause again; kept locally", func(ctx context.Context) error {
+			return p.fleet.Pause(ctx, l.key, until)
+		})
+	}
 }
 
 // nextFree returns l's next free slot, reserving nothing: the later of

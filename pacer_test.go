@@ -1258,6 +1258,130 @@ func TestNextFreeAfterTheContextEnds(t *testing.T) {
 	})
 }
 
+// flushablePace is a MemoryFleet whose pace can be lost at once, as a
+// Redis FLUSHALL, an empty restart or a failover to a replica that never
+// had it loses it: slots, pauses and epochs.
+type flushablePace struct {
+	*MemoryFleet // records, leases and budgets, kept
+	// down, while set, fails every call of the pace, as a store that
+	// does not answer.
+	down atomic.Bool
+	mu   sync.Mutex
+	pace *MemoryFleet
+}
+
+// errPaceDown is what a flushablePace's pace answers while it is down.
+var errPaceDown = errors.New("store unavailable")
+
+func newFlushablePace() *flushablePace {
+	return &flushablePace{MemoryFleet: NewMemoryFleet(), pace: NewMemoryFleet()}
+}
+
+func (f *flushablePace) current() *MemoryFleet {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pace
+}
+
+func (f *flushablePace) flush() {
+	f.mu.Lock()
+	f.pace = NewMemoryFleet()
+	f.mu.Unlock()
+}
+
+func (f *flushablePace) ReserveSlot(ctx context.Context, key OriginKey, req SlotRequest) (Slot, error) {
+	if f.down.Load() {
+		return Slot{}, errPaceDown
+	}
+	return f.current().ReserveSlot(ctx, key, req)
+}
+
+func (f *flushablePace) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
+	if f.down.Load() {
+		return errPaceDown
+	}
+	return f.current().CancelSlot(ctx, key, at, interval)
+}
+
+func (f *flushablePace) Pause(ctx context.Context, key OriginKey, until time.Time) error {
+	if f.down.Load() {
+		return errPaceDown
+	}
+	return f.current().Pause(ctx, key, until)
+}
+
+func (f *flushablePace) NextSlot(ctx context.Context, key OriginKey, req SlotRequest) (time.Time, error) {
+	if f.down.Load() {
+		return time.Time{}, errPaceDown
+	}
+	return f.current().NextSlot(ctx, key, req)
+}
+
+// TestPausesOutliveAStoreThatLostThem checks that a Retry-After's pause
+// the store lost while it was on (a flush, an empty restart), or never
+// got (it was down), is told to it again by the member that received
+// it, once that member sees, on any origin, that the store lost a pace
+// or answers again: another member, which never asked during the pause,
+// sends nothing before it ends.
+func TestPausesOutliveAStoreThatLostThem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		down bool // the 429 comes while the store is down, and it comes back
+	}{
+		{"a store that lost it", false},
+		{"a store down when it came", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { pausesOutliveAStore(t, tc.down) })
+	}
+}
+
+func pausesOutliveAStore(t *testing.T, down bool) {
+	const pause = time.Minute
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		fleet := newFlushablePace()
+		opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet}
+		a, b := NewTransport(site, opts), NewTransport(site, opts)
+		// Both members pace both origins through the store, so that
+		// each line holds the store's epoch.
+		for i, tr := range []*Transport{a, b} {
+			for _, origin := range []string{"http://x.example", "http://y.example"} {
+				if _, err := bubbleGet(t, tr, fmt.Sprintf("%s/warm%d", origin, i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		fleet.down.Store(down)
+		if _, err := bubbleGet(t, a, "http://x.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		end := site.hitOf(t, "http://x.example/busy").at.Add(pause)
+		time.Sleep(5 * time.Second)
+		if down {
+			fleet.down.Store(false)
+		} else {
+			fleet.flush()
+		}
+		time.Sleep(time.Second)
+		if _, err := bubbleGet(t, a, "http://y.example/after"); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the pauses a holds are told again
+		if _, err := bubbleGet(t, b, "http://x.example/during"); err != nil {
+			t.Fatal(err)
+		}
+		if at := site.hitOf(t, "http://x.example/during").at; at.Before(end) {
+			t.Errorf("the other member sent %v before the pause's end: the store lacked the pause, and nobody told it again", end.Sub(at))
+		}
+	})
+}
+
 // silentNextSlot is a Fleet whose NextSlot never answers: it returns only
 // when its context ends.
 type silentNextSlot struct{ *MemoryFleet }
