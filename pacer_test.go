@@ -1693,13 +1693,7 @@ func TestGivenBackSlotIsTakenAgainAtOnce(t *testing.T) {
 	for _, bounded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("bounded=%v", bounded), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				site := newFakeSite(nil)
-				fleet := &watchedFleet{MemoryFleet: NewMemoryFleet()}
-				tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
-				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(time.Second)
+				site, fleet, tr := sentOnce(t, delay)
 				fleet.late.Store(int64(late))
 				start := time.Now()
 				ctx := context.Background()
@@ -1723,6 +1717,21 @@ func TestGivenBackSlotIsTakenAgainAtOnce(t *testing.T) {
 	}
 }
 
+// sentOnce returns a site, a watchedFleet and a member pacing at delay
+// through it, which sent one request to the site a second ago; in a
+// bubble.
+func sentOnce(t *testing.T, delay time.Duration) (*fakeSite, *watchedFleet, *Transport) {
+	t.Helper()
+	site := newFakeSite(nil)
+	fleet := &watchedFleet{MemoryFleet: NewMemoryFleet()}
+	tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+	if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	return site, fleet, tr
+}
+
 // TestLateAnswerIsAskedAgainWithTwiceItsLateness checks that a slot
 // whose answer came past its spread is asked again with a spread of twice
 // that lateness, so that a store growing slower still gets the request
@@ -1731,13 +1740,7 @@ func TestGivenBackSlotIsTakenAgainAtOnce(t *testing.T) {
 func TestLateAnswerIsAskedAgainWithTwiceItsLateness(t *testing.T) {
 	const delay = 100 * time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
-		site := newFakeSite(nil)
-		fleet := &watchedFleet{MemoryFleet: NewMemoryFleet()}
-		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
-		if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Second)
+		site, fleet, tr := sentOnce(t, delay)
 		var answers atomic.Int32
 		fleet.onReserve = func() {
 			if answers.Add(1) > 1 {
