@@ -39,12 +39,14 @@ type pacer struct {
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
-	// given holds the lines of the pauses this process received, told
-	// to the store again when it lost an origin's pace (see heard).
+	// given holds the lines of the pauses this process received, and
+	// retold when they were last all told again (UnixNano; see
+	// retellPauses).
 	given struct {
 		sync.Mutex
 		lines map[*line]struct{}
 	}
+	retold atomic.Int64
 	// Whether the store's last answer failed; epoch tokens offered; how
 	// long (ns) its answers lately took to be in hand, which store slots
 	// are spread by. The store's last member count for any origin is
@@ -500,9 +502,14 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 // that is still on, each a write of its own (see tell), and forgets
 // those over, so that a store that lost them, or was down when they
 // came, holds every member back: the members that never asked during a
-// pause would otherwise take slots in it.
+// pause would otherwise take slots in it. It does nothing within
+// retellAfter of the last time: one flush is seen on every origin the
+// process paces, as each is next reserved.
 func (p *pacer) retellPauses() {
 	now := p.now()
+	if last := p.retold.Load(); now.UnixNano()-last < int64(retellAfter) || !p.retold.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
 	p.given.Lock()
 	defer p.given.Unlock()
 	for l := range p.given.lines {
@@ -516,6 +523,10 @@ func (p *pacer) retellPauses() {
 		})
 	}
 }
+
+// retellAfter is how long after pauses were told again they may be
+// told again.
+const retellAfter = time.Second
 
 // nextFree returns l's next free slot, reserving nothing: the later of
 // the estimate and the store's answer, plus a slot for each waiter

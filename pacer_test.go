@@ -1266,8 +1266,10 @@ type flushablePace struct {
 	// down, while set, fails every call of the pace, as a store that
 	// does not answer.
 	down atomic.Bool
-	mu   sync.Mutex
-	pace *MemoryFleet
+	// paused counts the pauses stored.
+	paused atomic.Int32
+	mu     sync.Mutex
+	pace   *MemoryFleet
 }
 
 // errPaceDown is what a flushablePace's pace answers while it is down.
@@ -1307,6 +1309,7 @@ func (f *flushablePace) Pause(ctx context.Context, key OriginKey, until time.Tim
 	if f.down.Load() {
 		return errPaceDown
 	}
+	f.paused.Add(1)
 	return f.current().Pause(ctx, key, until)
 }
 
@@ -1351,7 +1354,7 @@ func pausesOutliveAStore(t *testing.T, down bool) {
 		// Both members pace both origins through the store, so that
 		// each line holds the store's epoch.
 		for i, tr := range []*Transport{a, b} {
-			for _, origin := range []string{"http://x.example", "http://y.example"} {
+			for _, origin := range []string{"http://x.example", "http://y.example", "http://z.example"} {
 				if _, err := bubbleGet(t, tr, fmt.Sprintf("%s/warm%d", origin, i)); err != nil {
 					t.Fatal(err)
 				}
@@ -1369,10 +1372,18 @@ func pausesOutliveAStore(t *testing.T, down bool) {
 			fleet.flush()
 		}
 		time.Sleep(time.Second)
-		if _, err := bubbleGet(t, a, "http://y.example/after"); err != nil {
-			t.Fatal(err)
+		stored := fleet.paused.Load()
+		// Each origin a paces next sees the loss; the pause is told
+		// again once.
+		for _, origin := range []string{"http://y.example", "http://z.example"} {
+			if _, err := bubbleGet(t, a, origin+"/after"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		synctest.Wait() // the pauses a holds are told again
+		if n := fleet.paused.Load() - stored; n != 1 {
+			t.Errorf("the pause was told again %d times, want once", n)
+		}
 		if _, err := bubbleGet(t, b, "http://x.example/during"); err != nil {
 			t.Fatal(err)
 		}
