@@ -483,12 +483,7 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 		if p.given.lines == nil {
 			p.given.lines = make(map[*line]struct{})
 		}
-		now := p.now()
-		for over := range p.given.lines {
-			if !over.pausedAt().After(now) {
-				delete(p.given.lines, over)
-			}
-		}
+		p.forgetPausesOver(p.now())
 		p.given.lines[l] = struct{}{}
 		p.given.Unlock()
 		whileWaiting(ctx, p.tell(ctx, l, "robots: store cannot keep a pause; kept locally", func(ctx context.Context) error {
@@ -512,15 +507,22 @@ func (p *pacer) retellPauses() {
 	}
 	p.given.Lock()
 	defer p.given.Unlock()
+	p.forgetPausesOver(now)
 	for l := range p.given.lines {
 		until := l.pausedAt()
-		if !until.After(now) {
-			delete(p.given.lines, l)
-			continue
-		}
 		p.tell(context.Background(), l, "robots: store cannot keep a pause again; kept locally", func(ctx context.Context) error {
 			return p.fleet.Pause(ctx, l.key, until)
 		})
+	}
+}
+
+// forgetPausesOver forgets the lines whose pause is over at now, so that
+// p.given holds only the pauses on. p.given is locked.
+func (p *pacer) forgetPausesOver(now time.Time) {
+	for l := range p.given.lines {
+		if !l.pausedAt().After(now) {
+			delete(p.given.lines, l)
+		}
 	}
 }
 
@@ -539,12 +541,11 @@ func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now 
 	if p.fleet != nil && !down {
 		req := SlotRequest{Now: now, Interval: delay, NotBefore: l.pausedAt(), Held: l.sentAt()}
 		stored, err := p.fleet.NextSlot(ctx, l.key, req)
-		switch {
-		case err == nil:
+		if err == nil {
 			at = latest(at, stored)
-		case CallerGaveUp(ctx) != nil:
-			return time.Time{}, CallerGaveUp(ctx)
-		default:
+		} else if gone := CallerGaveUp(ctx); gone != nil {
+			return time.Time{}, gone
+		} else {
 			p.logger.Debug("robots: store cannot tell the next slot; using the process's own", "origin", l.key, "error", err)
 			at, down = latest(at, p.estimate(ctx, l, delay, now, true)), true
 		}
