@@ -731,5 +731,12 @@ func latest(times ...time.Time) time.Time {
 	return t
 }
 
-// slotTime rounds a slot to the microsecond, as a store keeps it.
-func slotTime(t time.Time) time.Time { return t.Round(time.Microsecond) }
+// slotTime rounds a time up to the microsecond, as a store keeps slots:
+// a slot never lies before the time it is counted from.
+func slotTime(t time.Time) time.Time {
+	u := t.Truncate(time.Microsecond)
+	if u.Before(t) {
+		u = u.Add(time.Microsecond)
+	}
+	return u
+}

@@ -207,6 +207,14 @@ var recordCases = []testCase{
 			c.Error("Swap(nil, second) on a stored key stored")
 		}
 		c.wantRecord(key, []byte("first"))
+		empty := robots.RecordKey{Origin: c.origin + "x"}
+		if !c.swap(empty, nil, []byte{}) {
+			c.Fatal("Swap(nil, empty) on an absent key did not store")
+		}
+		if c.swap(empty, nil, []byte("second")) {
+			c.Error("Swap(nil, second) over a stored empty value stored: an empty value is a value, not an absent key")
+		}
+		c.wantRecord(empty, []byte{})
 	}},
 	{"Swap with a stale old fails and stores nothing", func(c *fleetCase) {
 		key := robots.RecordKey{Origin: c.origin}
@@ -260,6 +268,11 @@ var recordCases = []testCase{
 		c.wantRecord(a, []byte("variant a"))
 		other := robots.RecordKey{Origin: c.origin + "x"}
 		c.wantRecord(other, nil)
+		// An origin that ends as another origin's key and variant would
+		// if the two were only joined.
+		c.wantRecord(robots.RecordKey{Origin: c.origin + "a"}, nil)
+		c.wantRecord(robots.RecordKey{Origin: c.origin + " a"}, nil)
+		c.wantRecord(robots.RecordKey{Origin: c.origin + ":a"}, nil)
 	}},
 	{"values round-trip byte for byte, the empty one included", func(c *fleetCase) {
 		for i, v := range [][]byte{{}, []byte("record\x00\xff\r\n bytes"), blob} {
@@ -364,6 +377,28 @@ var leaseCases = []testCase{
 		for !c.lease(c.origin, "b", time.Minute) {
 			if waited := time.Since(taken); waited > ttl+5*time.Second {
 				c.Fatalf("Lease still refused %v after a lease of %v was taken", waited, ttl)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}},
+	{"a lease is held for its ttl, not longer", func(c *fleetCase) {
+		// A lease held past its ttl (rounded up to whole seconds, say)
+		// keeps every member from renewing a robots.txt whose holder
+		// died. Only a refusal seen after the ttl and a margin, counted
+		// from when the lease was surely taken, fails: a machine that
+		// pauses makes the polls late, never a refusal early.
+		const ttl, margin = 400 * time.Millisecond, 250 * time.Millisecond
+		if !c.lease(c.origin, "a", ttl) {
+			c.Fatal("Lease of a free origin refused")
+		}
+		taken := time.Now()
+		for {
+			asked := time.Since(taken)
+			if c.lease(c.origin, "b", time.Minute) {
+				return
+			}
+			if asked > ttl+margin {
+				c.Fatalf("Lease refused %v after a lease of %v was taken: held past its ttl", asked, ttl)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

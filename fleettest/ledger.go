@@ -125,4 +125,24 @@ var ledgerCases = []testCase{
 		}
 		c.wantReservation("the budget spent", c.reserveBudget(crawl, "/last", 1, limit), robots.Reservation{Left: 0})
 	}},
+	{"concurrent reservations of more than the budget holds stop at the limit", func(c *fleetCase) {
+		// Every URL its own, twice what the limit allows: a store that
+		// reads what is left and then reserves lets more through.
+		const workers, price, limit = 20, 3, 30
+		if n := c.race(workers, func(i int) (bool, error) {
+			r, err := c.f.Reserve(c.ctx(), crawl, fmt.Sprintf("/u%d", i), price, limit)
+			return r.Reserved, err
+		}); n != limit/price {
+			c.Errorf("%d reservations of %d at once against a limit of %d: %d reserved, want %d", workers, price, limit, n, limit/price)
+		}
+		c.wantReservation("the budget spent", c.reserveBudget(crawl, "/last", 1, limit), robots.Reservation{Left: 0})
+	}},
+	{"each Reserve is held to the limit it names", func(c *fleetCase) {
+		// A crawl's budget may be raised (or lowered) between requests:
+		// the book keeps what was spent and reserved, not a limit.
+		c.wantReservation("first", c.reserveBudget(crawl, "/a", 600, 1000), robots.Reservation{Reserved: true, Left: 400})
+		c.wantReservation("past the limit", c.reserveBudget(crawl, "/b", 600, 1000), robots.Reservation{Left: 400})
+		c.wantReservation("the limit raised", c.reserveBudget(crawl, "/b", 600, 2000), robots.Reservation{Reserved: true, Left: 800})
+		c.wantReservation("the limit lowered", c.reserveBudget(crawl, "/c", 1, 1000), robots.Reservation{Left: 0})
+	}},
 }

@@ -326,6 +326,77 @@ var paceCases = []testCase{
 			c.Errorf("b half a window after a's slot: %d counted, want 2 (a's window runs from its slot)", n)
 		}
 	}},
+	{"a member counts for MemberWindowFor its interval after its slot, a minute at the least", func(c *fleetCase) {
+		for i, interval := range []time.Duration{time.Millisecond, d, 10 * time.Second} {
+			o := c.on(c.origin + robots.OriginKey(fmt.Sprintf(":%d", 8000+i)))
+			window := robots.MemberWindowFor(interval)
+			if o.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: interval}).Members == 0 {
+				return
+			}
+			bAt := o.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: interval}).At
+			last := bAt.Add(window)
+			if n := o.reserve(robots.SlotRequest{Member: "a", Now: last, Interval: interval}).Members; n != 2 {
+				c.Errorf("interval %v: a at the end of b's window (%v after b's slot): %d counted, want 2", interval, window, n)
+			}
+			if n := o.reserve(robots.SlotRequest{Member: "a", Now: last.Add(interval + time.Millisecond), Interval: interval}).Members; n != 1 {
+				c.Errorf("interval %v: a past the end of b's window: %d counted, want 1", interval, n)
+			}
+		}
+	}},
+	{"a member's count never shortens", func(c *fleetCase) {
+		// a holds a slot ten minutes ahead, then is refused one now: it
+		// still paces the origin until a window after its slot.
+		ahead := c.t0.Add(10 * time.Minute)
+		if c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, NotBefore: ahead, Interval: d}).Members == 0 {
+			return
+		}
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Limit: c.t0}), ahead.Add(d), false)
+		if n := c.reserve(robots.SlotRequest{Member: "b", Now: c.t0.Add(5 * time.Minute), Interval: d}).Members; n != 2 {
+			c.Errorf("b five minutes on, a's slot still ahead: %d counted, want 2 (a refusal shortened a's count)", n)
+		}
+	}},
+	{"a member refused counts a window after its Now, not after the slot it was refused", func(c *fleetCase) {
+		window := robots.MemberWindowFor(d)
+		c.pause(c.t0.Add(time.Hour))
+		if c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}).Members == 0 {
+			return
+		}
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Limit: c.t0}), c.t0.Add(time.Hour+d), false)
+		if n := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(window + d), Interval: d}).Members; n != 1 {
+			c.Errorf("a a window after b was refused: %d counted, want 1 (b asked nothing since)", n)
+		}
+	}},
+	{"a slot is never before Now, NotBefore or Held plus Interval, to the nanosecond", func(c *fleetCase) {
+		// The transport's times carry nanoseconds; a store that keeps
+		// microseconds rounds up, never down.
+		for i, ns := range []time.Duration{1, 499, 501, 999} {
+			o := c.on(c.origin + robots.OriginKey(fmt.Sprintf(":%d", 8000+i)))
+			now := c.t0.Add(ns)
+			if at := o.reserve(robots.SlotRequest{Member: "a", Now: now, Interval: d}).At; at.Before(now) {
+				c.Errorf("slot %v is before its Now %v", c.since(at), c.since(now))
+			}
+			notBefore := c.t0.Add(5*d + ns)
+			if at := o.reserve(robots.SlotRequest{Member: "a", Now: now, NotBefore: notBefore, Interval: d}).At; at.Before(notBefore) {
+				c.Errorf("slot %v is before its NotBefore %v", c.since(at), c.since(notBefore))
+			}
+			held := c.t0.Add(10*d + ns)
+			if at := o.next(robots.SlotRequest{Now: now, Interval: d, Held: held}); at.Before(held.Add(d)) {
+				c.Errorf("NextSlot %v is before Held plus Interval %v", c.since(at), c.since(held.Add(d)))
+			}
+			if at := o.reserve(robots.SlotRequest{Member: "a", Now: now, Interval: d, Held: held}).At; at.Before(held.Add(d)) {
+				c.Errorf("slot %v is before Held plus Interval %v", c.since(at), c.since(held.Add(d)))
+			}
+			if at := o.next(robots.SlotRequest{Now: now, Interval: d}); at.Before(held.Add(2 * d)) {
+				c.Errorf("NextSlot %v is before the last slot plus Interval %v", c.since(at), c.since(held.Add(2*d)))
+			}
+		}
+	}},
+	{"Held is a send: the next slot is an interval after it, whatever the Spread", func(c *fleetCase) {
+		const spread = 100 * time.Millisecond
+		held := c.t0.Add(5 * d)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Held: held, Spread: spread}), held.Add(d), true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), held.Add(2*d+spread), true)
+	}},
 	{"a slow origin's members stay counted between their own slots, and drop out after its window", func(c *fleetCase) {
 		// A Crawl-delay of 30 s: three members take turns 35 s apart, so
 		// that each one's own slots are 105 s apart and another's last
@@ -362,6 +433,41 @@ var paceCases = []testCase{
 		c.cancel(c.t0.Add(d), d)
 		if got := c.reserve(robots.SlotRequest{Member: "c", Now: c.t0, Interval: d, Epoch: "e3"}); got.Epoch != "e1" {
 			c.Errorf("epoch = %q after a pause and a slot given back, want e1 kept", got.Epoch)
+		}
+	}},
+	{"a refused slot answers the epoch kept", func(c *fleetCase) {
+		// The transport asks with Limit == Now, so many answers are
+		// refusals: an epoch missing from them reads as a store that lost
+		// the pace.
+		first := c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"})
+		if first.Epoch == "" {
+			return
+		}
+		refused := c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Limit: c.t0, Epoch: "e2"})
+		c.want(refused, c.t0.Add(d), false)
+		if refused.Epoch != "e1" {
+			c.Errorf("a refused slot's epoch = %q, want e1 kept", refused.Epoch)
+		}
+	}},
+	{"a store whose first write was a pause or a slot given back takes the first reservation's epoch", func(c *fleetCase) {
+		// A member tells a pause again as soon as the store answers after
+		// losing it: that write must not leave the origin without an
+		// epoch.
+		paused := c.on(c.origin + ":8001")
+		paused.pause(c.t0.Add(d))
+		given := c.on(c.origin + ":8002")
+		given.cancel(c.t0, d)
+		for _, o := range []*fleetCase{paused, given} {
+			first := o.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d, Epoch: "e1"})
+			if first.Epoch == "" {
+				continue
+			}
+			if first.Epoch != "e1" {
+				c.Errorf("%s: the first reservation's epoch = %q, want its offered e1", o.origin, first.Epoch)
+			}
+			if got := o.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Epoch: "e2"}); got.Epoch != first.Epoch {
+				c.Errorf("%s: epoch = %q after %q, want it kept", o.origin, got.Epoch, first.Epoch)
+			}
 		}
 	}},
 	{"NextSlot writes no epoch: the first reservation's offered one is taken", func(c *fleetCase) {

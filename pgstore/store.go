@@ -319,13 +319,19 @@ func (s *Store) Unlease(ctx context.Context, origin robots.OriginKey, token stri
 	return err
 }
 
-// recordKey is the key of a record in the records table.
+// recordKey is the key of a record in the records table: the origin,
+// then a space and the variant if there is one. A space or a percent sign
+// in the origin (none in one a Transport names) is escaped, so that no
+// origin's key is another's with a variant.
 func recordKey(k robots.RecordKey) string {
+	origin := originEscaper.Replace(string(k.Origin))
 	if k.Variant == "" {
-		return string(k.Origin)
+		return origin
 	}
-	return string(k.Origin) + " " + k.Variant
+	return origin + " " + k.Variant
 }
+
+var originEscaper = strings.NewReplacer("%", "%25", " ", "%20")
 
 func orDefault(s, def string) string {
 	if strings.TrimSpace(s) == "" {
