@@ -3,6 +3,9 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"time"
 )
 
@@ -218,23 +221,36 @@ type ownBound struct{}
 // wraps, as Stats.StoreErrors and Stats.StoreFallbacks, so that every
 // call the transport makes, from the robots cache or the pacer, is
 // counted in one place. An error of a call whose context had ended is
-// the caller's, not the store's, and is not counted.
+// the caller's, not the store's, and is not counted. A panic of the
+// wrapped Fleet is its call's error, logged with its stack: the process
+// goes on on its own state, as for any store that cannot answer.
 type countedFleet struct {
 	Fleet
-	stats *counters
+	stats  *counters
+	logger *slog.Logger
 }
 
 // counted returns f counting its errors into stats, or nil for no fleet.
-func counted(f Fleet, stats *counters) Fleet {
+func counted(f Fleet, stats *counters, logger *slog.Logger) Fleet {
 	if f == nil {
 		return nil
 	}
-	return countedFleet{Fleet: f, stats: stats}
+	return countedFleet{Fleet: f, stats: stats, logger: logger}
 }
 
-func (c countedFleet) count(ctx context.Context, err error) {
-	if err != nil && CallerGaveUp(ctx) == nil {
-		c.stats.storeFailed(err)
+// done ends a call of op: it turns a panic into *err, and counts *err.
+// It is deferred, so that recover sees the panic.
+func (c countedFleet) done(ctx context.Context, op string, err *error) {
+	if p := recover(); p != nil {
+		c.logger.Error("robots: panic in Fleet."+op, "panic", p, "stack", string(debug.Stack()))
+		if e, ok := p.(error); ok {
+			*err = fmt.Errorf("robots: panic in Fleet.%s: %w", op, e)
+		} else {
+			*err = fmt.Errorf("robots: panic in Fleet.%s: %v", op, p)
+		}
+	}
+	if *err != nil && CallerGaveUp(ctx) == nil {
+		c.stats.storeFailed(*err)
 	}
 }
 
@@ -273,68 +289,57 @@ func CallerGaveUp(ctx context.Context) error {
 	return err
 }
 
-func (c countedFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {
-	v, found, err := c.Fleet.Load(ctx, key)
-	c.count(ctx, err)
-	return v, found, err
+func (c countedFleet) Load(ctx context.Context, key RecordKey) (v []byte, found bool, err error) {
+	defer c.done(ctx, "Load", &err)
+	return c.Fleet.Load(ctx, key)
 }
 
-func (c countedFleet) Swap(ctx context.Context, key RecordKey, old, new []byte) (bool, error) {
-	ok, err := c.Fleet.Swap(ctx, key, old, new)
-	c.count(ctx, err)
-	return ok, err
+func (c countedFleet) Swap(ctx context.Context, key RecordKey, old, new []byte) (ok bool, err error) {
+	defer c.done(ctx, "Swap", &err)
+	return c.Fleet.Swap(ctx, key, old, new)
 }
 
-func (c countedFleet) Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (bool, error) {
-	held, err := c.Fleet.Lease(ctx, origin, token, ttl)
-	c.count(ctx, err)
-	return held, err
+func (c countedFleet) Lease(ctx context.Context, origin OriginKey, token string, ttl time.Duration) (held bool, err error) {
+	defer c.done(ctx, "Lease", &err)
+	return c.Fleet.Lease(ctx, origin, token, ttl)
 }
 
-func (c countedFleet) Unlease(ctx context.Context, origin OriginKey, token string) error {
-	err := c.Fleet.Unlease(ctx, origin, token)
-	c.count(ctx, err)
-	return err
+func (c countedFleet) Unlease(ctx context.Context, origin OriginKey, token string) (err error) {
+	defer c.done(ctx, "Unlease", &err)
+	return c.Fleet.Unlease(ctx, origin, token)
 }
 
-func (c countedFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
-	slot, err := c.Fleet.ReserveSlot(ctx, origin, req)
-	c.count(ctx, err)
-	return slot, err
+func (c countedFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (slot Slot, err error) {
+	defer c.done(ctx, "ReserveSlot", &err)
+	return c.Fleet.ReserveSlot(ctx, origin, req)
 }
 
-func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) error {
-	err := c.Fleet.CancelSlot(ctx, origin, at, interval)
-	c.count(ctx, err)
-	return err
+func (c countedFleet) CancelSlot(ctx context.Context, origin OriginKey, at time.Time, interval time.Duration) (err error) {
+	defer c.done(ctx, "CancelSlot", &err)
+	return c.Fleet.CancelSlot(ctx, origin, at, interval)
 }
 
-func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) error {
-	err := c.Fleet.Pause(ctx, origin, until)
-	c.count(ctx, err)
-	return err
+func (c countedFleet) Pause(ctx context.Context, origin OriginKey, until time.Time) (err error) {
+	defer c.done(ctx, "Pause", &err)
+	return c.Fleet.Pause(ctx, origin, until)
 }
 
-func (c countedFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
-	r, err := c.Fleet.Reserve(ctx, crawl, url, amount, limit)
-	c.count(ctx, err)
-	return r, err
+func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (at time.Time, err error) {
+	defer c.done(ctx, "NextSlot", &err)
+	return c.Fleet.NextSlot(ctx, origin, req)
 }
 
-func (c countedFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
-	err := c.Fleet.Settle(ctx, crawl, url, reserved, charged)
-	c.count(ctx, err)
-	return err
+func (c countedFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (r Reservation, err error) {
+	defer c.done(ctx, "Reserve", &err)
+	return c.Fleet.Reserve(ctx, crawl, url, amount, limit)
 }
 
-func (c countedFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
-	err := c.Fleet.Release(ctx, crawl, url, reserved)
-	c.count(ctx, err)
-	return err
+func (c countedFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) (err error) {
+	defer c.done(ctx, "Settle", &err)
+	return c.Fleet.Settle(ctx, crawl, url, reserved, charged)
 }
 
-func (c countedFleet) NextSlot(ctx context.Context, origin OriginKey, req SlotRequest) (time.Time, error) {
-	at, err := c.Fleet.NextSlot(ctx, origin, req)
-	c.count(ctx, err)
-	return at, err
+func (c countedFleet) Release(ctx context.Context, crawl, url string, reserved int64) (err error) {
+	defer c.done(ctx, "Release", &err)
+	return c.Fleet.Release(ctx, crawl, url, reserved)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,18 +16,23 @@ import (
 // failingFleet is a Fleet whose every call fails, with err or else
 // errFleetDown, counting the calls.
 type failingFleet struct {
-	calls atomic.Int64
-	err   error
+	calls  atomic.Int64
+	err    error
+	panics bool // with the error, rather than return it
 }
 
 var errFleetDown = errors.New("fleet down")
 
 func (f *failingFleet) fail() error {
 	f.calls.Add(1)
-	if f.err != nil {
-		return f.err
+	err := f.err
+	if err == nil {
+		err = errFleetDown
 	}
-	return errFleetDown
+	if f.panics {
+		panic(err)
+	}
+	return err
 }
 
 func (f *failingFleet) Load(context.Context, RecordKey) ([]byte, bool, error) {
@@ -66,6 +73,8 @@ func (expiredContext) Deadline() (time.Time, bool) { return time.Now().Add(-time
 // of its methods (Stats.StoreFallbacks) and one error unless the store
 // skipped it (Stats.StoreErrors), and neither for a call whose context
 // had ended: cancelled, or past its deadline before its timer set Err.
+// A call that panics fails with the panic as its error, logged, and is
+// counted as the store's failure.
 func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 	calls := []struct {
 		name string
@@ -91,14 +100,16 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 	skipped := fmt.Errorf("resting: %w: %w", errFleetDown, ErrStoreSkipped)
 	for _, c := range calls {
 		for _, failure := range []struct {
-			name  string
-			err   error
-			error int64 // counted as an error by a live call
-		}{{"failed", errFleetDown, 1}, {"skipped", skipped, 0}} {
+			name   string
+			err    error
+			error  int64 // counted as an error by a live call
+			panics bool
+		}{{"failed", errFleetDown, 1, false}, {"skipped", skipped, 0, false}, {"panicked", errFleetDown, 1, true}} {
 			t.Run(c.name+"/"+failure.name, func(t *testing.T) {
-				inner := &failingFleet{err: failure.err}
+				inner := &failingFleet{err: failure.err, panics: failure.panics}
 				var stats counters
-				f := counted(inner, &stats)
+				var logged strings.Builder
+				f := counted(inner, &stats, slog.New(slog.NewTextHandler(&logged, nil)))
 				for _, ctx := range []struct {
 					name   string
 					ctx    context.Context
@@ -122,10 +133,13 @@ func TestCountedFleetCountsEveryCallsError(t *testing.T) {
 						t.Errorf("with %s: %d errors counted, want %d", ctx.name, n, ctx.counts*failure.error)
 					}
 				}
+				if want := "panic in Fleet." + c.name; failure.panics != strings.Contains(logged.String(), want) {
+					t.Errorf("logged %q; want %q logged only for a panic", logged.String(), want)
+				}
 			})
 		}
 	}
-	if counted(nil, new(counters)) != nil {
+	if counted(nil, new(counters), slog.New(slog.DiscardHandler)) != nil {
 		t.Error("counted(nil) is a Fleet; want none, so that a transport without one has none")
 	}
 }
@@ -220,6 +234,41 @@ func TestRenewalOutlivesAStoreThatNeverAnswers(t *testing.T) {
 		}
 		if n := len(site.pageHits()); n != 1 {
 			t.Errorf("%d pages sent, want 1", n)
+		}
+	})
+}
+
+// TestFleetThatPanicsIsAStoreThatFails checks that a Fleet whose every
+// method panics is a store that cannot answer, whoever calls it: the
+// request waiting for it (a slot, a record, NextFree) or a goroutine of
+// the transport's own (the pause of a 429, told in the background). The
+// process goes on pacing alone and counts each call a failure.
+func TestFleetThatPanicsIsAStoreThatFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		var pages atomic.Int32
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if pages.Add(1) == 1 {
+				w.Header().Set("Retry-After", "5")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := newBubbleTransport(site, Options{MinDelay: time.Second, Fleet: &failingFleet{panics: true}})
+		start := time.Now()
+		for i := range 3 {
+			if _, err := bubbleGet(t, tr, fmt.Sprintf("https://site.example/%d", i)); err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+		}
+		if _, err := tr.NextFree(t.Context(), "https://site.example/next"); err != nil {
+			t.Errorf("NextFree: %v", err)
+		}
+		synctest.Wait()
+		if got := hitTimes(site.pageHits(), start); len(got) != 3 || got[1] < 5*time.Second || got[2]-got[1] < time.Second {
+			t.Errorf("pages sent at %v; want the second after the 5s pause, the third a second later", got)
+		}
+		if n := tr.Stats().StoreErrors; n == 0 {
+			t.Error("StoreErrors = 0; want every panicking call counted")
 		}
 	})
 }

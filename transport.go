@@ -57,7 +57,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	if cache == nil && opts.Fleet == nil {
 		cache = NewMemoryCache(2*c.maxOrigins, DefaultCacheBytes)
 	}
-	fleet := counted(opts.Fleet, &t.stats)
+	fleet := counted(opts.Fleet, &t.stats, c.logger)
 	// Through t, so that the clock or the sleep a test swaps in applies
 	// to every owner.
 	now := func() time.Time { return t.cfg.now() }
