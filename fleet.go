@@ -181,7 +181,8 @@ type Slot struct {
 	// Members is how many members, the caller included, reserved slots
 	// of the origin lately: while the store is unavailable, each member
 	// paces the origin at this many times the delay, so that the fleet
-	// keeps the origin's pace. Zero when the store does not count.
+	// keeps the origin's pace. Zero when the store does not count; a
+	// count past 4,096 is taken as 4,096.
 	Members int
 	// Epoch names the store's state of the origin's pace: it changes
 	// when the store lost it (restarted empty, flushed, failed over to a

@@ -58,10 +58,14 @@ type pacer struct {
 
 // maxTries bounds the answers in a row that neither reserve a slot nor
 // name a later one (a store answering in the wrong unit fails the
-// request rather than spin); minSpread is the least spread of a slot.
+// request rather than spin); minSpread is the least spread of a slot;
+// maxMembers bounds the member count a store answers, so that the delay
+// times the members, paced by while the store is down, is a wait rather
+// than an overflow (a count near 2^63 / delay wrapped to no spacing).
 const (
-	maxTries  = 8
-	minSpread = 500 * time.Microsecond
+	maxTries   = 8
+	minSpread  = 500 * time.Microsecond
+	maxMembers = 4096
 )
 
 // init readies p to pace on local, and on fleet when it is not nil.
@@ -131,8 +135,8 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 		if waited {
 			p.stats.waited.Add(int64(max(p.now().Sub(start), 0)))
 		}
-		// Without a ticket (an error, or a panic of the Fleet's) w
-		// leaves, or the line would wait behind it for good.
+		// Without a ticket (an error, or a panic of a recheck) w leaves,
+		// or the line would wait behind it for good.
 		if held == nil {
 			l.leave(w)
 		}
@@ -291,13 +295,14 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 // means the store lost the pace and has it again from Held), when the
 // origin is free if not now, and the end of a slot kept (not gone).
 func (p *pacer) heard(l *line, slot Slot, gone bool, spread time.Duration) {
-	if slot.Members > 0 {
-		p.stats.members.Store(int64(slot.Members))
+	members := min(slot.Members, maxMembers)
+	if members > 0 {
+		p.stats.members.Store(int64(members))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if slot.Members > 0 {
-		l.members = slot.Members
+	if members > 0 {
+		l.members = members
 	}
 	if l.epoch != "" && slot.Epoch != l.epoch {
 		p.logger.Info("robots: store lost the origin's pace; its last slot is this process's last send", "origin", l.key)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -2517,29 +2518,27 @@ func (f *panickingFleet) ReserveSlot(ctx context.Context, key OriginKey, req Slo
 	return f.Fleet.ReserveSlot(ctx, key, req)
 }
 
-// TestFleetPanicLeavesTheLine checks that a request whose Fleet panics
-// as it takes its slot leaves the origin's line as the panic goes up to
-// its caller: the next request goes at once, not held for good behind a
-// request that will never be sent.
-func TestFleetPanicLeavesTheLine(t *testing.T) {
+// TestFleetPanicInReserveSlotPacesAlone checks that a request whose
+// Fleet panics as it takes its slot is paced as if the store had failed:
+// sent on the process's own pace, not failed, its line not held, and the
+// next request a delay after it.
+func TestFleetPanicInReserveSlotPacesAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
-		tr := newBubbleTransport(site, Options{MinDelay: time.Second, Fleet: &panickingFleet{Fleet: NewMemoryFleet()}})
-		func() {
-			defer func() {
-				if p := recover(); p == nil {
-					t.Error("the Fleet's panic did not reach the caller")
-				}
-			}()
-			req, _ := http.NewRequest(http.MethodGet, "http://site.example/first", nil)
-			tr.RoundTrip(req)
-		}()
+		const delay = time.Second
+		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: &panickingFleet{Fleet: NewMemoryFleet()}})
 		start := time.Now()
-		if _, err := bubbleGet(t, tr, "http://site.example/second"); err != nil {
-			t.Fatal(err)
+		for _, path := range []string{"first", "second"} {
+			if _, err := bubbleGet(t, tr, "http://site.example/"+path); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
 		}
-		if d := site.hitOf(t, "http://site.example/second").at.Sub(start); d != 0 {
-			t.Errorf("the request after the panic went %v later, want at once", d)
+		first, second := site.hitOf(t, "http://site.example/first").at, site.hitOf(t, "http://site.example/second").at
+		if first.Sub(start) != 0 || second.Sub(first) != delay {
+			t.Errorf("sent at +%v and +%v; want at once and a delay later", first.Sub(start), second.Sub(start))
+		}
+		if n := tr.Stats().StoreErrors; n != 1 {
+			t.Errorf("StoreErrors = %d, want the panic counted once", n)
 		}
 	})
 }
@@ -2632,4 +2631,38 @@ func TestSlotErrorTellsTheTimeLeftWhenRefused(t *testing.T) {
 			t.Errorf("SlotError.Left = %v after waiting %v, want %v: %v", se.Left, waited, want, se)
 		}
 	})
+}
+
+// TestMemberCountPastAnyFleetIsAWait checks that a store answering a
+// member count no fleet has (a broken one, or one on the edge of an
+// overflow of the delay times the members) paces, while it is down, at
+// the largest count taken, maxMembers: a long wait, never the wrapped
+// product's no spacing at all.
+func TestMemberCountPastAnyFleetIsAWait(t *testing.T) {
+	const delay = 3 * time.Second
+	for _, members := range []int{1<<32 - 1, 1 << 31, math.MaxInt} {
+		t.Run(fmt.Sprint(members), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				fleet := newWatchedFleet()
+				fleet.members = members
+				tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet})
+				if _, err := bubbleGet(t, tr, "http://site.example/first"); err != nil {
+					t.Fatal(err)
+				}
+				fleet.down.Store(true)
+				start := time.Now()
+				if _, err := bubbleGet(t, tr, "http://site.example/alone"); err != nil {
+					t.Fatal(err)
+				}
+				// The first store slot's spread comes on top.
+				if got, want := site.hitOf(t, "http://site.example/alone").at.Sub(start), maxMembers*delay; got < want || got > want+delay {
+					t.Errorf("with %d members and the store down, the next request went after %v, want %v", members, got, want)
+				}
+				if n := tr.Stats().FleetMembers; n != maxMembers {
+					t.Errorf("Stats.FleetMembers = %d, want %d", n, maxMembers)
+				}
+			})
+		})
+	}
 }
