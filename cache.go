@@ -33,15 +33,21 @@ type robotsCache struct {
 	fetcher *fetcher
 	times   lifetimes
 	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
 	logger  *slog.Logger
 	stats   *counters
+	// pausedUntil returns the end of o's Retry-After pause as of now, the
+	// fleet's included (the transport sets the pacer's, pacer.paused; none
+	// until then): no robots.txt is fetched before it.
+	pausedUntil func(ctx context.Context, o *origin, now time.Time) time.Time
 }
 
 // init readies c to hold cfg.maxOrigins origins weighing at most
 // cfg.maxRobotsBytes, their records kept in cache (through fleet, when
 // it is shared by a fleet) and fetched on base.
 func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
-	c.now, c.logger, c.stats = now, cfg.logger, stats
+	c.now, c.sleep, c.logger, c.stats = now, sleep, cfg.logger, stats
+	c.pausedUntil = func(context.Context, *origin, time.Time) time.Time { return time.Time{} }
 	c.times = lifetimes{fresh: cfg.freshness, minFresh: cfg.minFreshness, minBackoff: cfg.minBackoff, maxBackoff: cfg.maxBackoff}
 	c.store.init(cache, fleet, cfg.userAgent, cfg.logger, cfg.fetchTimeout, now, sleep)
 	c.fetcher = &fetcher{
@@ -211,7 +217,26 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 		base = &stored.rec
 	}
 	var res fetchResult
-	if base == nil || base.due(now) {
+	due := base == nil || base.due(now)
+	// No request goes to an origin during a Retry-After pause, its
+	// robots.txt's included: the copy held answers, due as it is, until
+	// a renewal after the pause; with none, the fetch waits for the
+	// pause to end (the renewal's context is detached, so the sleep ends
+	// with it).
+	if due {
+		if until := c.pausedUntil(ctx, o, now); until.After(now) {
+			switch {
+			case base == nil:
+				c.sleep(ctx, until.Sub(now))
+				now = c.now()
+			case base == recordOf(prev):
+				return base, prev, nil, nil
+			default:
+				due = false
+			}
+		}
+	}
+	if due {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
 		lease, theirs := c.store.lease(ctx, o.key, now)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // TestPoliteness checks the spacing of requests to one origin: the
@@ -298,4 +300,129 @@ func TestNoRobotsFetchDuringAPause(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestNoRobotsFetchDuringAPauseForAQuestion checks that Check, Robots and
+// Preferences, asked while the origin's robots.txt is due during a
+// Retry-After pause (this process's, or one another member stored),
+// answer on the copy held and fetch nothing: the fetch, a request to the
+// origin, waits for the pause to end, and the first question after it
+// gets the copy then fetched.
+func TestNoRobotsFetchDuringAPauseForAQuestion(t *testing.T) {
+	questions := []struct {
+		name string
+		ask  func(tr *Transport) (refused bool, err error)
+	}{
+		{"Check", func(tr *Transport) (bool, error) {
+			err := tr.Check(context.Background(), "http://site.example/page")
+			if errors.Is(err, ErrDisallowed) {
+				return true, nil
+			}
+			return false, err
+		}},
+		{"Robots", func(tr *Transport) (bool, error) {
+			info, err := tr.Robots(context.Background(), "http://site.example/page")
+			return info.Policy != nil && !info.Policy.Agent("ExampleBot").Allowed("/page"), err
+		}},
+		{"Preferences", func(tr *Transport) (bool, error) {
+			prefs, err := tr.Preferences(context.Background(), "http://site.example/page")
+			return prefs.Disallowed || prefs.Label("train-ai").Usage == policy.UsageDisallowed, err
+		}},
+	}
+	for _, q := range questions {
+		for _, other := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/another member %v", q.name, other), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					const pause = 2 * time.Minute
+					var changed atomic.Bool
+					site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+						w.Header().Set("Cache-Control", "max-age=60")
+						if changed.Load() {
+							w.Write([]byte("User-agent: *\nDisallow: /page\nContent-Usage: train-ai=n\n"))
+							return
+						}
+						w.Write([]byte(allowAll))
+					})
+					site.setPages(func(w http.ResponseWriter, r *http.Request) {
+						w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+						w.WriteHeader(http.StatusTooManyRequests)
+					})
+					opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second}
+					if other {
+						opts.Fleet = NewMemoryFleet()
+					}
+					tr := NewTransport(site, opts)
+					asker := tr
+					if other {
+						asker = NewTransport(site, opts)
+						if _, err := q.ask(asker); err != nil { // holds the copy
+							t.Fatal(err)
+						}
+					}
+					start := time.Now()
+					if _, err := bubbleGet(t, tr, "http://site.example/busy"); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(70 * time.Second) // the robots.txt is due, the pause still on
+					changed.Store(true)
+					if refused, err := q.ask(asker); err != nil || refused {
+						t.Errorf("during the pause: refused %v, err %v; want the held copy's answer", refused, err)
+					}
+					if n := len(site.robotsHits()); n != 1 {
+						t.Errorf("%d robots.txt fetches during the pause, want 1, the first", n)
+					}
+					time.Sleep(time.Until(start.Add(pause)))
+					if refused, err := q.ask(asker); err != nil || !refused {
+						t.Errorf("after the pause: refused %v, err %v; want the answer of the copy fetched then", refused, err)
+					}
+					if hits := site.robotsHits(); len(hits) != 2 || hits[1].at.Sub(start) < pause {
+						t.Errorf("robots.txt fetched at %v; want once more, after the pause of %v", hitTimes(hits, start), pause)
+					}
+				})
+			})
+		}
+	}
+}
+
+// recordlessFleet is a MemoryFleet that keeps no record: a member finds
+// none stored by another.
+type recordlessFleet struct{ *MemoryFleet }
+
+func (recordlessFleet) Load(context.Context, RecordKey) ([]byte, bool, error) { return nil, false, nil }
+
+// TestFirstRobotsFetchWaitsForAPause checks that a member holding no copy
+// of an origin's robots.txt, none stored either, asked about the origin
+// during a pause another member stored, fetches it only once the pause
+// is over: a question whose context ends first gets its error and
+// fetches nothing.
+func TestFirstRobotsFetchWaitsForAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const pause = 2 * time.Minute
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		fleet := recordlessFleet{NewMemoryFleet()}
+		opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet}
+		tr, asker := NewTransport(site, opts), NewTransport(site, opts)
+		start := time.Now()
+		if _, err := bubbleGet(t, tr, "http://site.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := asker.Check(ctx, "http://site.example/page"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Check whose deadline ends in the pause = %v, want its context's error", err)
+		}
+		if n := len(site.robotsHits()); n != 1 {
+			t.Errorf("%d robots.txt fetches during the pause, want 1, the first member's", n)
+		}
+		if err := asker.Check(context.Background(), "http://site.example/page"); err != nil {
+			t.Errorf("Check after the pause = %v, want nil", err)
+		}
+		if hits := site.robotsHits(); len(hits) != 2 || hits[1].at.Sub(start) < pause {
+			t.Errorf("robots.txt fetched at %v; want the second member's fetch after the pause of %v", hitTimes(hits, start), pause)
+		}
+	})
 }

@@ -65,6 +65,9 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	t.origins.init(&c, cache, fleet, base, now, sleep, &t.stats)
 	t.decider = decider{tokens: c.tokens, purposes: c.purposes, fallbackAfter: c.fallbackAfter, logger: c.logger, stats: &t.stats}
 	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats)
+	t.origins.pausedUntil = func(ctx context.Context, o *origin, now time.Time) time.Time {
+		return t.pacer.paused(ctx, t.pacer.lineOf(o.key, &o.line), now)
+	}
 	var ledger Ledger = newMemoryLedger()
 	if fleet != nil {
 		ledger = fleet
@@ -309,7 +312,9 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 // politeness slot or sending anything: nil when it is allowed, a
 // *DisallowedError when robots.txt refuses it, or the context's error. It
 // fetches the origin's robots.txt if it is not already held, so that a
-// crawl frontier can schedule by it. A URL that robots.txt does not
+// crawl frontier can schedule by it; never during a Retry-After pause,
+// through which a copy held answers, due or not, and a first fetch
+// waits. Robots and Preferences fetch alike. A URL that robots.txt does not
 // govern, whose scheme is not http or https, gets an error matching
 // ErrNotHTTP, as from Robots (RoundTrip passes such a request to the base
 // unchecked); so does a URL without a scheme or without a host. An
