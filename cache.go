@@ -49,7 +49,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base
 	c.now, c.sleep, c.logger, c.stats = now, sleep, cfg.logger, stats
 	c.pausedUntil = func(context.Context, *origin, time.Time) time.Time { return time.Time{} }
 	c.times = lifetimes{fresh: cfg.freshness, minFresh: cfg.minFreshness, minBackoff: cfg.minBackoff, maxBackoff: cfg.maxBackoff}
-	c.store.init(cache, fleet, cfg.userAgent, cfg.logger, cfg.fetchTimeout, now, sleep)
+	c.store.init(cache, fleet, cfg.userAgent, cfg.maxSize, cfg.logger, cfg.fetchTimeout, now, sleep)
 	c.fetcher = &fetcher{
 		base: base, userAgent: cfg.userAgent, maxRedirects: cfg.maxRedirects, maxSize: cfg.maxSize,
 		timeout: cfg.fetchTimeout, now: now, logger: cfg.logger,

@@ -44,6 +44,22 @@ type record struct {
 	Body    []byte `json:"-"` // when Parsed: the file as parsed, cut to the size limit
 }
 
+// cut cuts r's bodies, its own and its last good copy's, to at most limit
+// bytes as the fetcher reads a file, so that a record stored by a member
+// with a larger MaxSize, or by a store gone wrong, is read as this
+// transport would have read the file: nothing past its MaxSize is parsed.
+func (r *record) cut(limit int) {
+	if len(r.Body) > limit {
+		r.Body, r.Truncated = policy.Truncate(r.Body, limit), true
+		r.Size = int64(len(r.Body))
+	}
+	if r.Good != nil && len(r.Good.Body) > limit {
+		good := *r.Good
+		good.cut(limit)
+		r.Good = &good
+	}
+}
+
 // due reports whether the record is stale at now and the robots.txt is to
 // be fetched again.
 func (r *record) due(now time.Time) bool {

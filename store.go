@@ -30,6 +30,7 @@ type store struct {
 	fleet   Fleet  // nil when the Cache is not shared by a fleet
 	variant string // this transport's user-agent variant
 	token   string // this transport's lease token
+	maxSize int    // Options.MaxSize: a body read is cut to it
 	logger  *slog.Logger
 
 	// How long another process's fetch is waited for (Options.FetchTimeout)
@@ -50,8 +51,8 @@ const (
 	leasePollMax = 500 * time.Millisecond
 )
 
-func (s *store) init(cache httpcache.Cache, fleet Fleet, userAgent string, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
-	s.cache, s.fleet, s.logger, s.fetchTimeout, s.now, s.sleep = cache, fleet, logger, fetchTimeout, now, sleep
+func (s *store) init(cache httpcache.Cache, fleet Fleet, userAgent string, maxSize int, logger *slog.Logger, fetchTimeout time.Duration, now func() time.Time, sleep func(context.Context, time.Duration) error) {
+	s.cache, s.fleet, s.maxSize, s.logger, s.fetchTimeout, s.now, s.sleep = cache, fleet, maxSize, logger, fetchTimeout, now, sleep
 	sum := sha256.Sum256([]byte(userAgent))
 	s.variant = "ua-" + hex.EncodeToString(sum[:8])
 	s.token = rand.Text()
@@ -125,6 +126,7 @@ func (s *store) getAt(ctx context.Context, key RecordKey, pk string) storedRecor
 		s.logger.Warn("robots: unreadable record ignored", "origin", key.Origin, "variant", key.Variant)
 		return storedRecord{raw: raw, pk: pk}
 	}
+	rec.cut(s.maxSize)
 	return storedRecord{rec: rec, raw: raw, ok: true, pk: pk}
 }
 

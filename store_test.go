@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // fleetStore is an in-memory Fleet, as a Redis store provides one,
@@ -499,4 +503,39 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("the record read from %q is written as %q, then as %q", data, once, twice)
 		}
 	})
+}
+
+// TestStoredRecordReadToMaxSize checks that a record another member
+// stored from a larger MaxSize is read as this transport reads a file:
+// nothing past its own MaxSize decides, whoever fetched first.
+func TestStoredRecordReadToMaxSize(t *testing.T) {
+	filler := strings.Repeat("# "+strings.Repeat("x", 77)+"\n", (policy.MaxSize+100<<10)/80)
+	body := "User-agent: *\nAllow: /\n" + filler + "Disallow: /p\n"
+	for _, bigFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("the larger MaxSize fetches first: %v", bigFirst), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(serve(200, body))
+				fleet := NewMemoryFleet()
+				big := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: -1, MaxSize: 4 << 20, Fleet: fleet})
+				small := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: -1, Fleet: fleet})
+				first, second := small, big
+				if bigFirst {
+					first, second = big, small
+				}
+				first.Check(context.Background(), "http://site.example/p")
+				second.Check(context.Background(), "http://site.example/p")
+				if n := len(site.robotsHits()); n != 1 {
+					t.Fatalf("%d robots.txt fetches, want 1, shared through the fleet", n)
+				}
+				if err := small.Check(context.Background(), "http://site.example/p"); err != nil {
+					t.Errorf("the default MaxSize: Check = %v, want /p allowed, its Disallow past %d bytes", err, policy.MaxSize)
+				}
+				if bigFirst {
+					if err := big.Check(context.Background(), "http://site.example/p"); !errors.Is(err, ErrDisallowed) {
+						t.Errorf("MaxSize 4 MiB: Check = %v, want /p refused", err)
+					}
+				}
+			})
+		})
+	}
 }
