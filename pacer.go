@@ -47,6 +47,7 @@ type pacer struct {
 		lines map[*line]struct{}
 	}
 	retold atomic.Int64
+	kept   atomic.Int32 // len(given.lines), read without the lock
 	// Whether the store's last answer failed; epoch tokens offered; how
 	// long (ns) its answers lately took to be in hand, which store slots
 	// are spread by. The store's last member count for any origin is
@@ -257,6 +258,12 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 			if p.down.Swap(false) {
 				// Back: a pause received while it was down, or lost
 				// with it, is told to it now.
+				go p.retellPauses()
+			} else if p.kept.Load() > 0 && p.now().UnixNano()-p.retold.Load() >= int64(retellAfter) {
+				// A store can lose a pause without a sign (a failover to
+				// a replica behind keeps its epoch): while this process
+				// holds pauses, each reservation it makes tells them
+				// again, once in retellAfter.
 				go p.retellPauses()
 			}
 			gone := slot.At.After(req.Limit) || ctx.Err() != nil
@@ -490,6 +497,7 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 		}
 		p.forgetPausesOver(p.now())
 		p.given.lines[l] = struct{}{}
+		p.kept.Store(int32(len(p.given.lines)))
 		p.given.Unlock()
 		whileWaiting(ctx, p.tell(ctx, l, "robots: store cannot keep a pause; kept locally", func(ctx context.Context) error {
 			return p.fleet.Pause(ctx, l.key, until)
@@ -504,7 +512,8 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 // came, holds every member back: the members that never asked during a
 // pause would otherwise take slots in it. It does nothing within
 // retellAfter of the last time: one flush is seen on every origin the
-// process paces, as each is next reserved.
+// process paces, as each is next reserved, and while pauses are held
+// every reservation asks.
 func (p *pacer) retellPauses() {
 	now := p.now()
 	if last := p.retold.Load(); now.UnixNano()-last < int64(retellAfter) || !p.retold.CompareAndSwap(last, now.UnixNano()) {
@@ -529,6 +538,7 @@ func (p *pacer) forgetPausesOver(now time.Time) {
 			delete(p.given.lines, l)
 		}
 	}
+	p.kept.Store(int32(len(p.given.lines)))
 }
 
 // retellAfter is how long after pauses were told again they may be

@@ -1269,8 +1269,12 @@ type flushablePace struct {
 	down atomic.Bool
 	// paused counts the pauses stored.
 	paused atomic.Int32
-	mu     sync.Mutex
-	pace   *MemoryFleet
+	// epoch, if not empty, is every slot's epoch, kept through a flush:
+	// a replica behind that the fleet failed over to keeps the epoch it
+	// copied.
+	epoch string
+	mu    sync.Mutex
+	pace  *MemoryFleet
 }
 
 // errPaceDown is what a flushablePace's pace answers while it is down.
@@ -1296,7 +1300,11 @@ func (f *flushablePace) ReserveSlot(ctx context.Context, key OriginKey, req Slot
 	if f.down.Load() {
 		return Slot{}, errPaceDown
 	}
-	return f.current().ReserveSlot(ctx, key, req)
+	slot, err := f.current().ReserveSlot(ctx, key, req)
+	if f.epoch != "" {
+		slot.Epoch = f.epoch
+	}
+	return slot, err
 }
 
 func (f *flushablePace) CancelSlot(ctx context.Context, key OriginKey, at time.Time, interval time.Duration) error {
@@ -1322,24 +1330,28 @@ func (f *flushablePace) NextSlot(ctx context.Context, key OriginKey, req SlotReq
 }
 
 // TestPausesOutliveAStoreThatLostThem checks that a Retry-After's pause
-// the store lost while it was on (a flush, an empty restart), or never
-// got (it was down), is told to it again by the member that received
-// it, once that member sees, on any origin, that the store lost a pace
-// or answers again: another member, which never asked during the pause,
-// sends nothing before it ends.
+// the store lost while it was on (a flush, an empty restart, a failover
+// to a replica behind that kept its epoch), or never got (it was down),
+// is told to it again by the member that received it, once that member
+// sees, on any origin, that the store lost a pace (a new epoch) or
+// answers again, and without a sign at its next reservation a second or
+// more after it last told them: another member, which never asked during
+// the pause, sends nothing before it ends.
 func TestPausesOutliveAStoreThatLostThem(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		down bool // the 429 comes while the store is down, and it comes back
+		name      string
+		down      bool // the 429 comes while the store is down, and it comes back
+		keepEpoch bool // the store that lost it answers the epoch it had
 	}{
-		{"a store that lost it", false},
-		{"a store down when it came", true},
+		{"a store that lost it", false, false},
+		{"a replica behind that kept the epoch", false, true},
+		{"a store down when it came", true, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { pausesOutliveAStore(t, tc.down) })
+		t.Run(tc.name, func(t *testing.T) { pausesOutliveAStore(t, tc.down, tc.keepEpoch) })
 	}
 }
 
-func pausesOutliveAStore(t *testing.T, down bool) {
+func pausesOutliveAStore(t *testing.T, down, keepEpoch bool) {
 	const pause = time.Minute
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
@@ -1350,6 +1362,9 @@ func pausesOutliveAStore(t *testing.T, down bool) {
 			}
 		})
 		fleet := newFlushablePace()
+		if keepEpoch {
+			fleet.epoch = "kept"
+		}
 		opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet}
 		a, b := NewTransport(site, opts), NewTransport(site, opts)
 		// Both members pace both origins through the store, so that
