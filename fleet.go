@@ -25,7 +25,11 @@ import (
 // detached from a request: a write that is to land after the request
 // that made it left (a slot given back, a pause), a read of a pause that
 // several requests share, and every call of a robots.txt renewal, which
-// several requests share, on a context without a deadline.
+// several requests share, on a context without a deadline. It bounds them
+// through their contexts alone, so every method must return once its
+// context ends: one that does not holds its request past its deadline,
+// and a CancelSlot that never returns holds its origin's line. A panic is
+// the call's error, logged.
 //
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
