@@ -426,3 +426,63 @@ func TestFirstRobotsFetchWaitsForAPause(t *testing.T) {
 		}
 	})
 }
+
+// TestNoRobotsFetchBySleeperDuringAPause checks that a fleet member whose
+// request sleeps toward its slot, its robots.txt coming due meanwhile,
+// does not fetch it as it wakes inside a pause another member received
+// after it fell asleep: the fetch, like the request, waits for the
+// pause's end.
+func TestNoRobotsFetchBySleeperDuringAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay, pause = 10 * time.Second, 30 * time.Second
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=5")
+			w.Write([]byte(allowAll))
+		})
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		fleet := NewMemoryFleet()
+		opts := Options{UserAgent: "ExampleBot", MinDelay: delay, MinFreshness: time.Second, Fleet: fleet}
+		sleeper := NewTransport(site, opts)
+		// The other member paces by a shorter delay, so that its request
+		// goes, and meets the 429, while the sleeper's sleeps.
+		opts.MinDelay = delay / 2
+		other := NewTransport(site, opts)
+		start := time.Now()
+		if _, err := bubbleGet(t, sleeper, "http://site.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, r := range []struct {
+			tr   *Transport
+			path string
+		}{{other, "/busy"}, {sleeper, "/queued"}} {
+			wg.Go(func() {
+				if _, err := bubbleGet(t, r.tr, "http://site.example"+r.path); err != nil {
+					t.Error(err)
+				}
+			})
+			time.Sleep(time.Second)
+		}
+		bubbleWaitGroup(t, &wg, "the requests")
+		busy := site.hitOf(t, "http://site.example/busy").at
+		if busy.After(start.Add(delay)) {
+			t.Fatalf("the 429 came at +%v, after the sleeper's slot at +%v: nothing to check", busy.Sub(start), delay)
+		}
+		end := busy.Add(pause)
+		after := false // the 429 was sent
+		for _, h := range site.hitsWhere(func(hit) bool { return true }) {
+			after = after || strings.HasSuffix(h.url, "/busy")
+			if after && strings.HasSuffix(h.url, "/robots.txt") && h.at.Before(end) {
+				t.Errorf("robots.txt fetched at +%v, inside the pause that ends at +%v", h.at.Sub(start), end.Sub(start))
+			}
+		}
+		if at := site.hitOf(t, "http://site.example/queued").at; at.Before(end) {
+			t.Errorf("the queued request went at +%v, inside the pause that ends at +%v", at.Sub(start), end.Sub(start))
+		}
+	})
+}
