@@ -107,9 +107,12 @@ func (e *DisallowedError) Is(target error) bool { return target == ErrDisallowed
 // SlotError is the error of a request whose politeness slot lies past its
 // context's deadline, less a tenth of the time left for the request
 // itself, or further away than the wait WithMaxWait allows: the request
-// fails at once, holding no slot. It matches context.DeadlineExceeded, so
-// callers that test for a deadline need nothing new; a crawler that reads
-// it can requeue the URL for At.
+// fails at once, holding no slot. In a fleet the other members' slots are
+// known only as the store hands them out, so a request counts a delay per
+// waiter ahead of it in its own process, and fails as soon as the store's
+// answers put its slot past the limit. It matches
+// context.DeadlineExceeded, so callers that test for a deadline need
+// nothing new; a crawler that reads it can requeue the URL for At.
 type SlotError struct {
 	// Origin is the origin as the Transport keys it
 	// ("https://site.example:8443"; see OriginKey).
