@@ -229,7 +229,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			case base == nil:
 				c.sleep(ctx, until.Sub(now))
 				now = c.now()
-			case base == recordOf(prev):
+			case prev != nil && base == &prev.rec:
 				return base, prev, nil, nil
 			default:
 				due = false
