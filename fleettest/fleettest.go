@@ -4,15 +4,18 @@
 //
 // The suite covers the four parts of a Fleet, each case a subtest named
 // by the rule it checks: the records (Load and the compare-and-swap of
-// Swap, the variant keys, values byte for byte), the fetch lease (taken
-// once, refused to others while held, taken again by its holder for a
-// new ttl, given up only by its holder, freed when its ttl runs out), the
-// pace (pace.go: arrival order and spacing, the earliest and the latest
-// slot a request can use, giving a slot back, pauses, Held, each origin's
-// pace its own, members on fast and slow origins, a member's last slot
-// that a store restarted empty must not lose, and the epoch) and the
-// ledger (ledger.go: reservations within a limit, a URL paid once in a
-// crawl, settling, releasing, what is left). Swaps, leases, slots and
+// Swap, an empty value no absent one, the variant keys apart from every
+// other origin's, values byte for byte), the fetch lease (taken once,
+// refused to others while held, taken again by its holder for a new ttl,
+// given up only by its holder, freed when its ttl runs out and not
+// later), the pace (pace.go: arrival order and spacing, to the
+// nanosecond, the earliest and the latest slot a request can use, giving
+// a slot back, pauses, Held, each origin's pace its own, members counted
+// over their window, on fast and slow origins and when refused, a
+// member's last slot that a store restarted empty must not lose, and the
+// epoch, refusals and first writes included) and the ledger (ledger.go:
+// reservations within the limit each names, a URL paid once in a crawl,
+// settling, releasing, what is left). Swaps, leases, slots and
 // reservations asked at once check that each is one atomic step of the
 // store. A store that keeps no epoch (Slot.Epoch empty) or counts no
 // members (Slot.Members 0) skips what those cases check of them.
