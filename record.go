@@ -48,16 +48,27 @@ type record struct {
 // bytes as the fetcher reads a file, so that a record stored by a member
 // with a larger MaxSize, or by a store gone wrong, is read as this
 // transport would have read the file: nothing past its MaxSize is parsed.
+// Once one is cut, both are copies, so that the bytes read, which the
+// bodies point into, are not kept whole.
 func (r *record) cut(limit int) {
+	if len(r.Body) <= limit && (r.Good == nil || len(r.Good.Body) <= limit) {
+		return
+	}
+	r.trim(limit)
+	if r.Good != nil {
+		good := *r.Good
+		good.trim(limit)
+		r.Good = &good
+	}
+}
+
+// trim cuts r's own body to at most limit bytes, into a copy.
+func (r *record) trim(limit int) {
 	if len(r.Body) > limit {
 		r.Body, r.Truncated = policy.Truncate(r.Body, limit), true
 		r.Size = int64(len(r.Body))
 	}
-	if r.Good != nil && len(r.Good.Body) > limit {
-		good := *r.Good
-		good.cut(limit)
-		r.Good = &good
-	}
+	r.Body = bytes.Clone(r.Body)
 }
 
 // due reports whether the record is stale at now and the robots.txt is to

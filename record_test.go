@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 )
@@ -142,5 +143,49 @@ func TestMerge(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRecordCut checks that a record read from a store is cut to the
+// reader's MaxSize as a fetch is, its last good copy too, at a line end;
+// and that a body cut is a copy, not a window on the bytes read, which a
+// record far past MaxSize would otherwise keep whole.
+func TestRecordCut(t *testing.T) {
+	const limit = 16
+	long := []byte("Disallow: /a\nDisallow: /b\nDisallow: /c\n") // 39 bytes, lines of 13
+	short := []byte("Allow: /\n")
+	for _, tc := range []struct {
+		name               string
+		body, good         []byte
+		wantBody, wantGood string
+		cutBody, cutGood   bool
+	}{
+		{"within", short, short, string(short), string(short), false, false},
+		{"at the limit", long[:13], nil, string(long[:13]), "", false, false},
+		{"its body past it", long, nil, "Disallow: /a\n", "", true, false},
+		{"its last good copy past it", nil, long, "", "Disallow: /a\n", false, true},
+		{"both past it", long, long, "Disallow: /a\n", "Disallow: /a\n", true, true},
+		{"one past it, the other within", short, long, string(short), "Disallow: /a\n", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := slices.Concat(tc.body, tc.good) // what the store read
+			r := record{Outcome: Parsed, Body: raw[:len(tc.body):len(tc.body)], Size: int64(len(tc.body))}
+			if tc.good != nil {
+				r.Good = &record{Outcome: Parsed, Body: raw[len(tc.body):], Size: int64(len(tc.good))}
+			}
+			r.cut(limit)
+			if tc.cutBody || tc.cutGood {
+				// Bodies that are copies do not see the bytes read change.
+				for i := range raw {
+					raw[i] = 'x'
+				}
+			}
+			if string(r.Body) != tc.wantBody || r.Truncated != tc.cutBody || r.Size != int64(len(r.Body)) {
+				t.Errorf("body %q (truncated %v, size %d), want %q (truncated %v)", r.Body, r.Truncated, r.Size, tc.wantBody, tc.cutBody)
+			}
+			if tc.good != nil && (string(r.Good.Body) != tc.wantGood || r.Good.Truncated != tc.cutGood) {
+				t.Errorf("last good copy %q (truncated %v), want %q (truncated %v)", r.Good.Body, r.Good.Truncated, tc.wantGood, tc.cutGood)
+			}
+		})
 	}
 }
