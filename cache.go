@@ -220,20 +220,32 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	due := base == nil || base.due(now)
 	// No request goes to an origin during a Retry-After pause, its
 	// robots.txt's included: the copy held answers, due as it is, until
-	// a renewal after the pause; with none, the fetch waits for the
-	// pause to end (the renewal's context is detached, so the sleep ends
-	// with it).
+	// a renewal after the pause (an unreachable one's retry time moved to
+	// its end); with none, the fetch waits for the pause to end, asked
+	// again as it may have grown (the renewal's context is detached, so
+	// the sleep ends with it).
 	if due {
-		if until := c.pausedUntil(ctx, o, now); until.After(now) {
+		until := c.pausedUntil(ctx, o, now)
+		for base == nil && until.After(now) {
+			c.sleep(ctx, until.Sub(now))
+			now = c.now()
+			until = c.pausedUntil(ctx, o, now)
+		}
+		if until.After(now) {
+			mine := prev != nil && base == &prev.rec
 			switch {
-			case base == nil:
-				c.sleep(ctx, until.Sub(now))
-				now = c.now()
-			case prev != nil && base == &prev.rec:
+			case base.Outcome == Unreachable && base.RetryAt.Before(until):
+				held := *base
+				held.RetryAt = until
+				var err error
+				if mine {
+					err = prev.err
+				}
+				return &held, newState(held, err, parsedOf(&held, prev.parsed())), nil, nil
+			case mine:
 				return base, prev, nil, nil
-			default:
-				due = false
 			}
+			due = false
 		}
 	}
 	if due {

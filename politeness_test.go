@@ -486,3 +486,61 @@ func TestNoRobotsFetchBySleeperDuringAPause(t *testing.T) {
 		}
 	})
 }
+
+// TestUnreachableRobotsRetryAtDuringAPause checks that while a pause holds
+// the fetch of an unreachable robots.txt back, a refusal tells the end of
+// the pause as its RetryAt, when the fetch is made, not the retry time
+// the pause made pass: a crawler requeueing the URL for it would spin.
+func TestUnreachableRobotsRetryAtDuringAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(serve(http.StatusServiceUnavailable, ""))
+		fleet := NewMemoryFleet()
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+		start := time.Now()
+		err := tr.Check(context.Background(), "http://site.example/page")
+		refused, ok := errors.AsType[*DisallowedError](err)
+		if !ok || !refused.RetryAt.After(start) {
+			t.Fatalf("Check on an unreachable robots.txt = %v, want a refusal with a retry time", err)
+		}
+		until := refused.RetryAt.Add(time.Hour)
+		if err := fleet.Pause(context.Background(), "http://site.example", until); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(refused.RetryAt) + time.Minute)
+		err = tr.Check(context.Background(), "http://site.example/page")
+		if refused, ok := errors.AsType[*DisallowedError](err); !ok || !refused.RetryAt.Equal(until) {
+			t.Errorf("Check during the pause = %v, want a refusal to retry at the pause's end, +%v", err, until.Sub(start))
+		}
+		if n := len(site.robotsHits()); n != 1 {
+			t.Errorf("%d robots.txt fetches, want 1: none during the pause", n)
+		}
+	})
+}
+
+// TestFirstRobotsFetchWaitsForAPauseThatGrows checks that a first fetch
+// waiting for a pause asks it again as it ends: a pause made longer
+// meanwhile holds the fetch until its new end.
+func TestFirstRobotsFetchWaitsForAPauseThatGrows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(nil)
+		fleet := NewMemoryFleet()
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+		start := time.Now()
+		first, longer := start.Add(time.Minute), start.Add(5*time.Minute)
+		if err := fleet.Pause(context.Background(), "http://site.example", first); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- tr.Check(context.Background(), "http://site.example/page") }()
+		time.Sleep(30 * time.Second)
+		if err := fleet.Pause(context.Background(), "http://site.example", longer); err != nil {
+			t.Fatal(err)
+		}
+		if err := bubbleRecv(t, done, "Check"); err != nil {
+			t.Fatal(err)
+		}
+		if hits := site.robotsHits(); len(hits) != 1 || hits[0].at.Before(longer) {
+			t.Errorf("robots.txt fetched at %v; want once, at the grown pause's end, +%v", hitTimes(hits, start), longer.Sub(start))
+		}
+	})
+}
