@@ -53,6 +53,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base
 	c.fetcher = &fetcher{
 		base: base, userAgent: cfg.userAgent, maxRedirects: cfg.maxRedirects, maxSize: cfg.maxSize,
 		timeout: cfg.fetchTimeout, now: now, logger: cfg.logger,
+		pausedUntil: func(context.Context, *url.URL, time.Time) time.Time { return time.Time{} },
 	}
 	c.table = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(cfg.maxRobotsBytes),
@@ -232,20 +233,8 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			until = c.pausedUntil(ctx, o, now)
 		}
 		if until.After(now) {
-			mine := prev != nil && base == &prev.rec
-			switch {
-			case base.Outcome == Unreachable && base.RetryAt.Before(until):
-				held := *base
-				held.RetryAt = until
-				var err error
-				if mine {
-					err = prev.err
-				}
-				return &held, newState(held, err, parsedOf(&held, prev.parsed())), nil, nil
-			case mine:
-				return base, prev, nil, nil
-			}
-			due = false
+			base, st = heldThrough(base, prev, until)
+			return base, st, nil, nil
 		}
 	}
 	if due {
@@ -263,6 +252,17 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			v := validatorsOf(base)
 			began := c.now()
 			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
+			// A redirect into another origin's pause stops the fetch
+			// short: a first one waits for the pause to end and is made
+			// again, and a copy held answers through it.
+			for base == nil && !res.deferred.IsZero() {
+				c.sleep(ctx, res.deferred.Sub(c.now()))
+				res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
+			}
+			if !res.deferred.IsZero() {
+				base, st = heldThrough(base, prev, res.deferred)
+				return base, st, nil, nil
+			}
 			res.took = c.now().Sub(began)
 			saved := c.save(ctx, o.key, recordAfter(base, res, c.now(), c.times))
 			base, fetched = &saved, &res
@@ -271,6 +271,26 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	// Parse the body kept, once, unless it is the one the state already
 	// holds parsed.
 	return base, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched, nil
+}
+
+// heldThrough returns the state base, the copy held, comes to through a
+// pause until until, during which no fetch is made: prev when it is
+// prev's, and an unreachable copy's retry time moved to the pause's end.
+func heldThrough(base *record, prev *state, until time.Time) (*record, *state) {
+	mine := prev != nil && base == &prev.rec
+	if base.Outcome == Unreachable && base.RetryAt.Before(until) {
+		held := *base
+		held.RetryAt = until
+		var err error
+		if mine {
+			err = prev.err
+		}
+		return &held, newState(held, err, parsedOf(&held, prev.parsed()))
+	}
+	if mine {
+		return base, prev
+	}
+	return base, newState(*base, nil, parsedOf(base, prev.parsed()))
 }
 
 // save stores rec, what a fetch led to, as origin's record, merged with

@@ -33,6 +33,10 @@ type fetcher struct {
 	timeout      time.Duration
 	now          func() time.Time
 	logger       *slog.Logger
+	// pausedUntil returns the end of the Retry-After pause of u's origin
+	// (the transport sets the pacer's; none until then): a redirect into
+	// an origin paused is not followed before it ends.
+	pausedUntil func(ctx context.Context, u *url.URL, now time.Time) time.Time
 }
 
 // Outcome is what fetching an origin's robots.txt came to, and so how its
@@ -83,6 +87,10 @@ type fetchResult struct {
 	url          string        // the last URL requested, after redirects
 	err          error         // why unreachable, or why a redirect was not followed
 	took         time.Duration // how long the fetch took, redirects included
+	// deferred, if not zero, is the end of the pause of the origin a
+	// redirect led into: the fetch stopped short of it, to be made again
+	// then, and came to nothing to keep.
+	deferred time.Time
 }
 
 // unreachable is the result of a fetch of robotsURL that got no answer
@@ -163,9 +171,15 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, next)
 			default:
 				seen = append(seen, next)
-				if !strings.EqualFold(loc.Host, at.Host) {
-					// The Host override names the first server only.
+				if !strings.EqualFold(loc.Host, at.Host) || loc.Scheme != at.Scheme {
+					// The Host override names the first server only, and
+					// no request goes to another origin in its pause.
 					host = ""
+					if until := f.pausedUntil(ctx, loc, f.now()); until.After(f.now()) {
+						res.deferred = until
+						res.err = fmt.Errorf("robots: %s redirects to %s, in a Retry-After pause until %s", cur, next, until.UTC().Format(time.RFC3339))
+						return res
+					}
 				}
 				at, cur = loc, next
 				continue

@@ -544,3 +544,56 @@ func TestFirstRobotsFetchWaitsForAPauseThatGrows(t *testing.T) {
 		}
 	})
 }
+
+// TestNoRobotsRedirectIntoAPausedOrigin checks that an origin's robots.txt
+// whose redirect leads to another origin in a Retry-After pause is not
+// followed there before the pause ends: a first fetch waits for it, and a
+// copy held answers through it.
+func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("a copy held %v", held), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const pause = 2 * time.Minute
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Cache-Control", "max-age=5")
+					if r.URL.Host == "a.example" {
+						http.Redirect(w, r, "http://b.example/robots.txt", http.StatusMovedPermanently)
+						return
+					}
+					w.Write([]byte(allowAll))
+				})
+				site.setPages(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/busy" {
+						w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, MinFreshness: time.Second})
+				start := time.Now()
+				if held {
+					if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(time.Second)
+				if _, err := bubbleGet(t, tr, "http://b.example/busy"); err != nil {
+					t.Fatal(err)
+				}
+				busy := site.hitOf(t, "http://b.example/busy").at
+				time.Sleep(10 * time.Second) // a's copy, if held, is due
+				if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
+					t.Errorf("Check = %v, want allowed", err)
+				}
+				asked := time.Since(start)
+				for _, h := range site.hitsWhere(func(h hit) bool { return strings.HasPrefix(h.url, "http://b.example/") }) {
+					if h.at.After(busy) && h.at.Before(busy.Add(pause)) {
+						t.Errorf("%s requested at +%v, inside b.example's pause", h.url, h.at.Sub(start))
+					}
+				}
+				if held && asked > 12*time.Second {
+					t.Errorf("Check with a copy held answered at +%v, want at once, on the copy", asked)
+				}
+			})
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkit/robots/policy"
@@ -67,6 +68,14 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	t.pacer.init(&c, newLocalPace(4*c.maxOrigins, now), fleet, now, sleep, &t.stats)
 	t.origins.pausedUntil = func(ctx context.Context, o *origin, now time.Time) time.Time {
 		return t.pacer.paused(ctx, t.pacer.lineOf(o.key, &o.line), now)
+	}
+	t.origins.fetcher.pausedUntil = func(ctx context.Context, u *url.URL, now time.Time) time.Time {
+		tg, err := targetFor(u, "")
+		if err != nil {
+			return time.Time{}
+		}
+		var at atomic.Pointer[line]
+		return t.pacer.paused(ctx, t.pacer.lineOf(tg.id.key(), &at), now)
 	}
 	var ledger Ledger = newMemoryLedger()
 	if fleet != nil {
