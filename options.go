@@ -143,7 +143,9 @@ type Options struct {
 	// is ignored, cut back to the last complete line. RFC 9309 section 2.5
 	// requires at least policy.MaxSize (500 KiB), so smaller values,
 	// zero included, mean policy.MaxSize; values above MaxMaxSize mean
-	// MaxMaxSize.
+	// MaxMaxSize. A record read from Cache or Fleet is cut to it too; one
+	// a process with a smaller MaxSize stored holds no more than that
+	// process read, so a fleet's members share one MaxSize.
 	MaxSize int
 	// Cache is where each origin's robots record (outcome, validators,
 	// body, outage clock) is kept, one entry per origin, when there is no
