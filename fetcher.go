@@ -171,10 +171,12 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 				res.err = fmt.Errorf("robots: %s: redirect loop back to %s", robotsURL, next)
 			default:
 				seen = append(seen, next)
-				if !strings.EqualFold(loc.Host, at.Host) || loc.Scheme != at.Scheme {
-					// The Host override names the first server only, and
-					// no request goes to another origin in its pause.
+				if !strings.EqualFold(loc.Host, at.Host) {
+					// The Host override names the first server only.
 					host = ""
+				}
+				if !strings.EqualFold(loc.Host, at.Host) || loc.Scheme != at.Scheme {
+					// No request goes to another origin in its pause.
 					if until := f.pausedUntil(ctx, loc, f.now()); until.After(f.now()) {
 						res.deferred = until
 						res.err = fmt.Errorf("robots: %s redirects to %s, in a Retry-After pause until %s", cur, next, until.UTC().Format(time.RFC3339))

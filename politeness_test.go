@@ -546,18 +546,27 @@ func TestFirstRobotsFetchWaitsForAPauseThatGrows(t *testing.T) {
 }
 
 // TestNoRobotsRedirectIntoAPausedOrigin checks that an origin's robots.txt
-// whose redirect leads to another origin in a Retry-After pause is not
-// followed there before the pause ends: a first fetch waits for it, and a
-// copy held answers through it.
+// whose redirect leads to another origin (another host, or the same host
+// on https) in a Retry-After pause is not followed there before the pause
+// ends: a first fetch waits for it, and a copy held answers through it.
 func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		t.Run(fmt.Sprintf("a copy held %v", held), func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		held   bool
+		target string // where a.example's robots.txt redirects, paused
+	}{
+		{"another host", false, "http://b.example"},
+		{"another host, a copy held", true, "http://b.example"},
+		{"another scheme", false, "https://a.example"},
+	} {
+		held := tc.held
+		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const pause = 2 * time.Minute
 				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Cache-Control", "max-age=5")
-					if r.URL.Host == "a.example" {
-						http.Redirect(w, r, "http://b.example/robots.txt", http.StatusMovedPermanently)
+					if r.URL.String() == "http://a.example/robots.txt" {
+						http.Redirect(w, r, tc.target+"/robots.txt", http.StatusMovedPermanently)
 						return
 					}
 					w.Write([]byte(allowAll))
@@ -576,18 +585,18 @@ func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
 					}
 				}
 				time.Sleep(time.Second)
-				if _, err := bubbleGet(t, tr, "http://b.example/busy"); err != nil {
+				if _, err := bubbleGet(t, tr, tc.target+"/busy"); err != nil {
 					t.Fatal(err)
 				}
-				busy := site.hitOf(t, "http://b.example/busy").at
+				busy := site.hitOf(t, tc.target+"/busy").at
 				time.Sleep(10 * time.Second) // a's copy, if held, is due
 				if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
 					t.Errorf("Check = %v, want allowed", err)
 				}
 				asked := time.Since(start)
-				for _, h := range site.hitsWhere(func(h hit) bool { return strings.HasPrefix(h.url, "http://b.example/") }) {
+				for _, h := range site.hitsWhere(func(h hit) bool { return strings.HasPrefix(h.url, tc.target+"/") }) {
 					if h.at.After(busy) && h.at.Before(busy.Add(pause)) {
-						t.Errorf("%s requested at +%v, inside b.example's pause", h.url, h.at.Sub(start))
+						t.Errorf("%s requested at +%v, inside %s's pause", h.url, h.at.Sub(start), tc.target)
 					}
 				}
 				if held && asked > 12*time.Second {
