@@ -250,20 +250,7 @@ func TestNoRobotsFetchDuringAPause(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const pause = 2 * time.Minute
 				var disallow atomic.Bool
-				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Cache-Control", "max-age=60")
-					if disallow.Load() {
-						w.Write([]byte("User-agent: *\nDisallow: /page\n"))
-						return
-					}
-					w.Write([]byte(allowAll))
-				})
-				site.setPages(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path == "/busy" {
-						w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
-						w.WriteHeader(http.StatusTooManyRequests)
-					}
-				})
+				site := pausingSite(pause, &disallow, "User-agent: *\nDisallow: /page\n", "/busy")
 				opts := Options{UserAgent: "ExampleBot", MinDelay: tc.delay}
 				if tc.other {
 					opts.Fleet = NewMemoryFleet()
@@ -302,6 +289,28 @@ func TestNoRobotsFetchDuringAPause(t *testing.T) {
 	}
 }
 
+// pausingSite returns a fakeSite whose robots.txt, fresh for a minute,
+// allows everything until changed is set and is then changedTo, and whose
+// pages at busy (every page when busy is "") answer 429 with a
+// Retry-After of pause.
+func pausingSite(pause time.Duration, changed *atomic.Bool, changedTo, busy string) *fakeSite {
+	site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=60")
+		if changed.Load() {
+			w.Write([]byte(changedTo))
+			return
+		}
+		w.Write([]byte(allowAll))
+	})
+	site.setPages(func(w http.ResponseWriter, r *http.Request) {
+		if busy == "" || r.URL.Path == busy {
+			w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	return site
+}
+
 // TestNoRobotsFetchDuringAPauseForAQuestion checks that Check, Robots and
 // Preferences, asked while the origin's robots.txt is due during a
 // Retry-After pause (this process's, or one another member stored),
@@ -335,18 +344,7 @@ func TestNoRobotsFetchDuringAPauseForAQuestion(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					const pause = 2 * time.Minute
 					var changed atomic.Bool
-					site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-						w.Header().Set("Cache-Control", "max-age=60")
-						if changed.Load() {
-							w.Write([]byte("User-agent: *\nDisallow: /page\nContent-Usage: train-ai=n\n"))
-							return
-						}
-						w.Write([]byte(allowAll))
-					})
-					site.setPages(func(w http.ResponseWriter, r *http.Request) {
-						w.Header().Set("Retry-After", strconv.Itoa(int(pause.Seconds())))
-						w.WriteHeader(http.StatusTooManyRequests)
-					})
+					site := pausingSite(pause, &changed, "User-agent: *\nDisallow: /page\nContent-Usage: train-ai=n\n", "")
 					opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second}
 					if other {
 						opts.Fleet = NewMemoryFleet()

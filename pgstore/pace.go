@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/micros"
 )
 
 // slotMargin is how long a pace row outlives its last slot or pause.
@@ -33,7 +34,7 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 		lim = max(req.Limit.UnixMicro(), 1)
 	}
 	if !req.Held.IsZero() {
-		held = max(upMicro(req.Held), 0)
+		held = max(micros.Up(req.Held), 0)
 	}
 	from := req.Now
 	if req.NotBefore.After(from) {
@@ -49,8 +50,8 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 		var at int64
 		var members int32
 		err := s.pool.QueryRow(ctx, `SELECT o_reserved, o_slot, o_members, o_epoch FROM `+s.schema+`.reserve_slot($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			string(origin), upMicro(req.Now), upMicro(from), upMicros(interval), lim,
-			upMicros(robots.MemberWindowFor(interval)), held, upMicros(req.Spread),
+			string(origin), micros.Up(req.Now), micros.Up(from), micros.UpDuration(interval), lim,
+			micros.UpDuration(robots.MemberWindowFor(interval)), held, micros.UpDuration(req.Spread),
 			req.Member, epoch, peek, slotMargin.Milliseconds()).Scan(&slot.Reserved, &at, &members, &slot.Epoch)
 		slot.At, slot.Members = time.UnixMicro(at).In(req.Now.Location()), int(members)
 		return slot, err
@@ -62,7 +63,7 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 func (s *Store) CancelSlot(ctx context.Context, origin robots.OriginKey, at time.Time, interval time.Duration) error {
 	_, err := call(ctx, s, "cancel slot", func(ctx context.Context) (struct{}, error) {
 		_, err := s.pool.Exec(ctx, `UPDATE `+s.schema+`.paces SET last = $2::bigint - $3::bigint WHERE origin = $1 AND last = $2 AND expires >= now()`,
-			string(origin), upMicro(at), upMicros(interval))
+			string(origin), micros.Up(at), micros.UpDuration(interval))
 		return struct{}{}, err
 	})
 	return err
@@ -81,24 +82,8 @@ func (s *Store) Pause(ctx context.Context, origin robots.OriginKey, until time.T
 				epoch = CASE WHEN p.expires < now() THEN NULL ELSE p.epoch END,
 				members = CASE WHEN p.expires < now() THEN '{}' ELSE p.members END,
 				expires = GREATEST(p.expires, EXCLUDED.expires)`,
-			string(origin), upMicro(until), keep.Milliseconds())
+			string(origin), micros.Up(until), keep.Milliseconds())
 		return struct{}{}, err
 	})
 	return err
-}
-
-// upMicro returns t in Unix microseconds, rounded up, as upMicros does a
-// duration (a negative one is 0): a slot is never before the time, nor
-// closer than the interval, it was asked by. A Limit alone is rounded
-// down, so that a slot it allows is never after it.
-func upMicro(t time.Time) int64 {
-	us := t.UnixMicro()
-	if t.Nanosecond()%1000 != 0 {
-		us++
-	}
-	return us
-}
-
-func upMicros(d time.Duration) int64 {
-	return int64((max(d, 0) + time.Microsecond - 1) / time.Microsecond)
 }

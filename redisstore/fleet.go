@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawlkit/robots"
+	"github.com/crawlkit/robots/internal/micros"
 )
 
 // The scripts run atomically on the server, each on the keys of one origin
@@ -239,7 +240,7 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 		lim = max(req.Limit.UnixMicro(), 1)
 	}
 	if !req.Held.IsZero() {
-		held = max(upMicro(req.Held), 0)
+		held = max(micros.Up(req.Held), 0)
 	}
 	from := req.Now
 	if req.NotBefore.After(from) {
@@ -257,8 +258,8 @@ func (s *Store) slot(ctx context.Context, op string, origin robots.OriginKey, re
 	}
 	reply, err := call(ctx, s, op, func(ctx context.Context) ([]any, error) {
 		var nums [64]byte
-		for i, v := range [...]int64{upMicro(req.Now), upMicro(from), upMicros(interval), lim,
-			upMicros(window), slotMargin.Milliseconds(), held, upMicros(req.Spread)} {
+		for i, v := range [...]int64{micros.Up(req.Now), micros.Up(from), micros.UpDuration(interval), lim,
+			micros.UpDuration(window), slotMargin.Milliseconds(), held, micros.UpDuration(req.Spread)} {
 			binary.BigEndian.PutUint64(nums[8*i:], uint64(v))
 		}
 		r, err := slotScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
@@ -291,7 +292,7 @@ const MemberWindow = time.Minute
 func (s *Store) CancelSlot(ctx context.Context, origin robots.OriginKey, at time.Time, interval time.Duration) error {
 	_, err := call(ctx, s, "cancel slot", func(ctx context.Context) (any, error) {
 		return cancelScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
-			upMicro(at), upMicros(interval)).Result()
+			micros.Up(at), micros.UpDuration(interval)).Result()
 	})
 	return err
 }
@@ -306,26 +307,10 @@ func (s *Store) Pause(ctx context.Context, origin robots.OriginKey, until time.T
 	keep := min(max(time.Until(until), 0), s.ttl) + slotMargin
 	_, err := call(ctx, s, "pause", func(ctx context.Context) (any, error) {
 		return pauseScript.Run(ctx, s.client, []string{s.key(origin, "slot")},
-			upMicro(until), keep.Milliseconds()).Result()
+			micros.Up(until), keep.Milliseconds()).Result()
 	})
 	return err
 }
 
 // slotMargin is how long a slot key outlives its last slot or pause.
 const slotMargin = time.Minute
-
-// upMicro returns t in Unix microseconds, rounded up, as upMicros does a
-// duration (a negative one is 0): a slot is never before the time, nor
-// closer than the interval, it was asked by. A Limit alone is rounded
-// down, so that a slot it allows is never after it.
-func upMicro(t time.Time) int64 {
-	us := t.UnixMicro()
-	if t.Nanosecond()%1000 != 0 {
-		us++
-	}
-	return us
-}
-
-func upMicros(d time.Duration) int64 {
-	return int64((max(d, 0) + time.Microsecond - 1) / time.Microsecond)
-}
