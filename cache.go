@@ -226,14 +226,10 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	// again as it may have grown (the renewal's context is detached, so
 	// the sleep ends with it).
 	if due {
-		until := c.pausedUntil(ctx, o, now)
-		for base == nil && until.After(now) {
-			c.sleep(ctx, until.Sub(now))
-			now = c.now()
-			until = c.pausedUntil(ctx, o, now)
-		}
-		if until.After(now) {
-			base, st = heldThrough(base, prev, until)
+		if base == nil {
+			now = c.waitPause(ctx, o)
+		} else if until := c.pausedUntil(ctx, o, now); until.After(now) {
+			base, st = heldThrough(base, prev, until, false)
 			return base, st, nil, nil
 		}
 	}
@@ -253,14 +249,16 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			began := c.now()
 			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
 			// A redirect into another origin's pause stops the fetch
-			// short: a first one waits for the pause to end and is made
-			// again, and a copy held answers through it.
+			// short: a first one waits for that pause to end, and for its
+			// own origin's, and is made again; a copy held answers
+			// through it, fetched again only then.
 			for base == nil && !res.deferred.IsZero() {
 				c.sleep(ctx, res.deferred.Sub(c.now()))
+				c.waitPause(ctx, o)
 				res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
 			}
 			if !res.deferred.IsZero() {
-				base, st = heldThrough(base, prev, res.deferred)
+				base, st = heldThrough(base, prev, res.deferred, true)
 				return base, st, nil, nil
 			}
 			res.took = c.now().Sub(began)
@@ -273,14 +271,32 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	return base, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched, nil
 }
 
+// waitPause sleeps while o is in a Retry-After pause, asking it again as
+// each end comes, since it may have grown, and returns the time then.
+func (c *robotsCache) waitPause(ctx context.Context, o *origin) time.Time {
+	now := c.now()
+	for until := c.pausedUntil(ctx, o, now); until.After(now); until = c.pausedUntil(ctx, o, now) {
+		c.sleep(ctx, until.Sub(now))
+		now = c.now()
+	}
+	return now
+}
+
 // heldThrough returns the state base, the copy held, comes to through a
 // pause until until, during which no fetch is made: prev when it is
 // prev's, and an unreachable copy's retry time moved to the pause's end.
-func heldThrough(base *record, prev *state, until time.Time) (*record, *state) {
+// A copy held through a redirect's pause (deferred) is fresh until its
+// end, too: asked again before, it would be fetched again, up to the
+// redirect, at every question.
+func heldThrough(base *record, prev *state, until time.Time, deferred bool) (*record, *state) {
 	mine := prev != nil && base == &prev.rec
-	if base.Outcome == Unreachable && base.RetryAt.Before(until) {
+	if base.Outcome == Unreachable && base.RetryAt.Before(until) || deferred && base.Outcome != Unreachable && base.Expires.Before(until) {
 		held := *base
-		held.RetryAt = until
+		if held.Outcome == Unreachable {
+			held.RetryAt = until
+		} else {
+			held.Expires = until
+		}
 		var err error
 		if mine {
 			err = prev.err

@@ -604,3 +604,65 @@ func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectDeferredFetch checks what a robots.txt fetch stopped short
+// of a paused origin its redirect leads to comes to: a first fetch made
+// again once that pause ends waits for its own origin's pause too, come
+// meanwhile; and a copy held answers until the pause ends, the robots.txt
+// not asked again at every question.
+func TestRedirectDeferredFetch(t *testing.T) {
+	redirecting := func() *fakeSite {
+		return newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=5")
+			if r.URL.Host == "a.example" {
+				http.Redirect(w, r, "http://b.example/robots.txt", http.StatusMovedPermanently)
+				return
+			}
+			w.Write([]byte(allowAll))
+		})
+	}
+	aHits := func(site *fakeSite, start time.Time) []time.Duration {
+		return hitTimes(site.hitsWhere(func(h hit) bool { return h.url == "http://a.example/robots.txt" }), start)
+	}
+	t.Run("its own origin paused meanwhile", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			site, fleet := redirecting(), NewMemoryFleet()
+			tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+			start := time.Now()
+			bEnd, aEnd := start.Add(2*time.Minute), start.Add(5*time.Minute)
+			fleet.Pause(context.Background(), "http://b.example", bEnd)
+			done := make(chan error, 1)
+			go func() { done <- tr.Check(context.Background(), "http://a.example/page") }()
+			time.Sleep(time.Minute)
+			fleet.Pause(context.Background(), "http://a.example", aEnd)
+			if err := bubbleRecv(t, done, "Check"); err != nil {
+				t.Fatal(err)
+			}
+			if got := aHits(site, start); len(got) != 2 || got[0] != 0 || got[1] < aEnd.Sub(start) {
+				t.Errorf("a.example's robots.txt asked at %v; want at +0s, stopped at the redirect, then after its own pause, +%v", got, aEnd.Sub(start))
+			}
+		})
+	})
+	t.Run("a copy held", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			site, fleet := redirecting(), NewMemoryFleet()
+			tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, MinFreshness: time.Second, Fleet: fleet})
+			start := time.Now()
+			if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
+				t.Fatal(err)
+			}
+			end := start.Add(time.Hour)
+			fleet.Pause(context.Background(), "http://b.example", end)
+			time.Sleep(10 * time.Second) // the copy is due
+			for range 50 {
+				if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Second)
+			}
+			if got := aHits(site, start); len(got) != 2 {
+				t.Errorf("a.example's robots.txt asked at %v; want at +0s and once more, stopped at the redirect, during b.example's pause", got)
+			}
+		})
+	})
+}
