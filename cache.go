@@ -227,7 +227,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	// the sleep ends with it).
 	if due {
 		if base == nil {
-			now = c.waitPause(ctx, o)
+			now = c.waitPause(ctx, o, now)
 		} else if until := c.pausedUntil(ctx, o, now); until.After(now) {
 			base, st = heldThrough(base, prev, until, false)
 			return base, st, nil, nil
@@ -254,7 +254,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			// through it, fetched again only then.
 			for base == nil && !res.deferred.IsZero() {
 				c.sleep(ctx, res.deferred.Sub(c.now()))
-				c.waitPause(ctx, o)
+				c.waitPause(ctx, o, c.now())
 				res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
 			}
 			if !res.deferred.IsZero() {
@@ -271,10 +271,10 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	return base, newState(*base, res.err, parsedOf(base, prev.parsed())), fetched, nil
 }
 
-// waitPause sleeps while o is in a Retry-After pause, asking it again as
-// each end comes, since it may have grown, and returns the time then.
-func (c *robotsCache) waitPause(ctx context.Context, o *origin) time.Time {
-	now := c.now()
+// waitPause sleeps while o is in a Retry-After pause as of now, asking it
+// again as each end comes, since it may have grown, and returns the time
+// then.
+func (c *robotsCache) waitPause(ctx context.Context, o *origin, now time.Time) time.Time {
 	for until := c.pausedUntil(ctx, o, now); until.After(now); until = c.pausedUntil(ctx, o, now) {
 		c.sleep(ctx, until.Sub(now))
 		now = c.now()
