@@ -749,9 +749,8 @@ func latest(times ...time.Time) time.Time {
 // slotTime rounds a time up to the microsecond, as a store keeps slots:
 // a slot never lies before the time it is counted from.
 func slotTime(t time.Time) time.Time {
-	u := t.Truncate(time.Microsecond)
-	if u.Before(t) {
-		u = u.Add(time.Microsecond)
+	if ns := t.Nanosecond() % 1000; ns != 0 {
+		t = t.Add(time.Duration(1000 - ns))
 	}
-	return u
+	return t.Round(0)
 }
