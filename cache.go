@@ -249,13 +249,17 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			began := c.now()
 			res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
 			// A redirect into another origin's pause stops the fetch
-			// short: a first one waits for that pause to end, and for its
-			// own origin's, and is made again; a copy held answers
-			// through it, fetched again only then.
-			for base == nil && !res.deferred.IsZero() {
+			// short. A first one lets the lease go, waits for that pause
+			// to end, and for its own origin's, and starts again, so that
+			// the fleet still fetches once; a copy held answers through
+			// it, fetched again only then.
+			if base == nil && !res.deferred.IsZero() {
+				if lease == leaseHeld {
+					c.store.unlease(ctx, o.key)
+				}
 				c.sleep(ctx, res.deferred.Sub(c.now()))
 				c.waitPause(ctx, o, c.now())
-				res = c.fetcher.fetch(ctx, o.robotsURL, o.robotsHost, v)
+				return c.refresh(ctx, o, prev)
 			}
 			if !res.deferred.IsZero() {
 				base, st = heldThrough(base, prev, res.deferred, true)

@@ -643,6 +643,33 @@ func TestRedirectDeferredFetch(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a fleet's first fetch", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			site, fleet := redirecting(), NewMemoryFleet()
+			start := time.Now()
+			end := start.Add(10 * time.Minute)
+			fleet.Pause(context.Background(), "http://b.example", end)
+			var wg sync.WaitGroup
+			for range 3 {
+				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+				wg.Go(func() {
+					if err := tr.Check(context.Background(), "http://a.example/page"); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			bubbleWaitGroup(t, &wg, "the members' Checks")
+			var after int
+			for _, h := range site.robotsHits() {
+				if !h.at.Before(end) {
+					after++
+				}
+			}
+			if after != 2 {
+				t.Errorf("robots.txt asked at %v; want the fleet to fetch once after b.example's pause, from a.example and b.example", hitTimes(site.robotsHits(), start))
+			}
+		})
+	})
 	t.Run("a copy held", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			site, fleet := redirecting(), NewMemoryFleet()
