@@ -39,15 +39,15 @@ type pacer struct {
 
 	lines  table[*line]
 	pauses singleflight.Group // one read of a stored pause at a time
-	// given holds the lines of the pauses this process received, and
-	// retold when they were last all told again (UnixNano; see
-	// retellPauses).
+	// given holds the lines of the pauses this process received; retold
+	// and lost when they were last all told again, for any cause and for
+	// a loss the store showed (UnixNano; see retellPauses).
 	given struct {
 		sync.Mutex
 		lines map[*line]struct{}
 	}
-	retold atomic.Int64
-	kept   atomic.Int32 // len(given.lines), read without the lock
+	retold, lost atomic.Int64
+	kept         atomic.Int32 // len(given.lines), read without the lock
 	// Whether the store's last answer failed; epoch tokens offered; how
 	// long (ns) its answers lately took to be in hand, which store slots
 	// are spread by. The store's last member count for any origin is
@@ -255,19 +255,20 @@ func (p *pacer) take(ctx context.Context, l *line, delay time.Duration, now time
 		req.Member, req.Epoch, req.Spread = p.member, p.epochToken(), p.spread(delay, atLeast)
 		slot, err := p.fleet.ReserveSlot(ctx, l.key, req)
 		if err == nil {
-			if p.down.Swap(false) {
+			if p.down.Swap(false) && p.claim(&p.lost) {
 				// Back: a pause received while it was down, or lost
 				// with it, is told to it now.
 				go p.retellPauses()
-			} else if p.kept.Load() > 0 && p.now().UnixNano()-p.retold.Load() >= int64(retellAfter) {
+			}
+			gone := slot.At.After(req.Limit) || ctx.Err() != nil
+			p.heard(l, slot, gone, req.Spread)
+			if p.kept.Load() > 0 && p.claim(&p.retold) {
 				// A store can lose a pause without a sign (a failover to
 				// a replica behind keeps its epoch): while this process
 				// holds pauses, each reservation it makes tells them
 				// again, once in retellAfter.
 				go p.retellPauses()
 			}
-			gone := slot.At.After(req.Limit) || ctx.Err() != nil
-			p.heard(l, slot, gone, req.Spread)
 			switch {
 			case !slot.Reserved:
 				return ticket{}, slot.At, nil
@@ -315,7 +316,9 @@ func (p *pacer) heard(l *line, slot Slot, gone bool, spread time.Duration) {
 		p.logger.Info("robots: store lost the origin's pace; its last slot is this process's last send", "origin", l.key)
 		// What lost one origin's pace (a flush, a restart, a replica
 		// behind) lost the others' pauses too.
-		go p.retellPauses()
+		if p.claim(&p.lost) {
+			go p.retellPauses()
+		}
 	}
 	l.epoch = slot.Epoch
 	if !slot.Reserved {
@@ -510,15 +513,9 @@ func (p *pacer) pauseUntil(ctx context.Context, l *line, until time.Time, status
 // that is still on, each a write of its own (see tell), and forgets
 // those over, so that a store that lost them, or was down when they
 // came, holds every member back: the members that never asked during a
-// pause would otherwise take slots in it. It does nothing within
-// retellAfter of the last time: one flush is seen on every origin the
-// process paces, as each is next reserved, and while pauses are held
-// every reservation asks.
+// pause would otherwise take slots in it. Its callers claim it first.
 func (p *pacer) retellPauses() {
 	now := p.now()
-	if last := p.retold.Load(); now.UnixNano()-last < int64(retellAfter) || !p.retold.CompareAndSwap(last, now.UnixNano()) {
-		return
-	}
 	p.given.Lock()
 	defer p.given.Unlock()
 	p.forgetPausesOver(now)
@@ -528,6 +525,22 @@ func (p *pacer) retellPauses() {
 			return p.fleet.Pause(ctx, l.key, until)
 		})
 	}
+}
+
+// claim reports whether the pauses are to be told again now for the cause
+// whose last time last holds (p.lost for a loss the store showed,
+// p.retold for none), marking it so: not within retellAfter of that time.
+// One flush is seen on every origin the process paces, as each is next
+// reserved, and while pauses are held every reservation asks; but a loss
+// shown is told at once, however lately the pauses were told for no
+// sign. Any telling counts for p.retold.
+func (p *pacer) claim(last *atomic.Int64) bool {
+	now := p.now().UnixNano()
+	if t := last.Load(); now-t < int64(retellAfter) || !last.CompareAndSwap(t, now) {
+		return false
+	}
+	p.retold.Store(now)
+	return true
 }
 
 // forgetPausesOver forgets the lines whose pause is over at now, so that

@@ -1342,16 +1342,18 @@ func TestPausesOutliveAStoreThatLostThem(t *testing.T) {
 		name      string
 		down      bool // the 429 comes while the store is down, and it comes back
 		keepEpoch bool // the store that lost it answers the epoch it had
+		toldJust  bool // a paces an origin, telling its pauses again, just before the loss
 	}{
-		{"a store that lost it", false, false},
-		{"a replica behind that kept the epoch", false, true},
-		{"a store down when it came", true, false},
+		{"a store that lost it", false, false, false},
+		{"a store that lost it just after they were told again", false, false, true},
+		{"a replica behind that kept the epoch", false, true, false},
+		{"a store down when it came", true, false, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { pausesOutliveAStore(t, tc.down, tc.keepEpoch) })
+		t.Run(tc.name, func(t *testing.T) { pausesOutliveAStore(t, tc.down, tc.keepEpoch, tc.toldJust) })
 	}
 }
 
-func pausesOutliveAStore(t *testing.T, down, keepEpoch bool) {
+func pausesOutliveAStore(t *testing.T, down, keepEpoch, toldJust bool) {
 	const pause = time.Minute
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(nil)
@@ -1382,16 +1384,30 @@ func pausesOutliveAStore(t *testing.T, down, keepEpoch bool) {
 		}
 		end := site.hitOf(t, "http://x.example/busy").at.Add(pause)
 		time.Sleep(5 * time.Second)
+		if toldJust {
+			if _, err := bubbleGet(t, a, "http://z.example/before"); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
 		if down {
 			fleet.down.Store(false)
 		} else {
 			fleet.flush()
 		}
-		time.Sleep(time.Second)
+		if !toldJust {
+			time.Sleep(time.Second)
+		}
 		stored := fleet.paused.Load()
 		// Each origin a paces next sees the loss; the pause is told
 		// again once.
-		for _, origin := range []string{"http://y.example", "http://z.example"} {
+		after := []string{"http://y.example", "http://z.example"}
+		if toldJust {
+			// b asks at once: the loss a saw must be told then, not a
+			// retellAfter after the pauses were last told.
+			after = after[:1]
+		}
+		for _, origin := range after {
 			if _, err := bubbleGet(t, a, origin+"/after"); err != nil {
 				t.Fatal(err)
 			}
