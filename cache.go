@@ -232,8 +232,6 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 			base, st = heldThrough(base, prev, until, false)
 			return base, st, nil, nil
 		}
-	}
-	if due {
 		// Lease: one fetch per origin across the fleet; while another
 		// process holds the lease, its record is waited for.
 		lease, theirs := c.store.lease(ctx, o.key, now)

@@ -445,6 +445,12 @@ func (p *pacer) epochToken() string {
 	return p.member + "." + strconv.FormatUint(p.epochs.Add(1), 36)
 }
 
+// pausedFor is paused for the origin key names, whose line the caller
+// does not hold (a robots.txt redirect's).
+func (p *pacer) pausedFor(ctx context.Context, key OriginKey, now time.Time) time.Time {
+	return p.paused(ctx, p.lines.get(key), now)
+}
+
 // paused returns the end of l's pause: the process's own, and the one any
 // member stored, read once for the unpaced requests that ask meanwhile
 // (a crawl at MinDelay -1 sends thousands at once).

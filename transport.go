@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/crawlkit/robots/policy"
@@ -74,8 +73,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 		if err != nil {
 			return time.Time{}
 		}
-		var at atomic.Pointer[line]
-		return t.pacer.paused(ctx, t.pacer.lineOf(tg.id.key(), &at), now)
+		return t.pacer.pausedFor(ctx, tg.id.key(), now)
 	}
 	var ledger Ledger = newMemoryLedger()
 	if fleet != nil {
