@@ -154,7 +154,7 @@ func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duratio
 		// Slots are to the microsecond: one rounding up past now is free.
 		if ahead > 0 || at.After(slotTime(now)) {
 			waited = true
-			if err := p.sleepIn(ctx, w, ahead == 0, at.Sub(now)); err != nil {
+			if err := p.sleepIn(ctx, l, w, ahead == 0, at.Sub(now)); err != nil {
 				return nil, err
 			}
 			now = p.now()
@@ -411,9 +411,10 @@ func whileWaiting(ctx context.Context, done <-chan struct{}) {
 	}
 }
 
-// sleepIn sleeps the head w for d, another waiter until woken (the line
-// moved, a pause); a wake ends the head's sleep too.
-func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Duration) error {
+// sleepIn sleeps the head w of l for d, another waiter until woken (the
+// line moved, a pause); a wake ends the head's sleep too, by cancelling
+// it, so that no goroutine watches a sleeping head.
+func (p *pacer) sleepIn(ctx context.Context, l *line, w *waiter, head bool, d time.Duration) error {
 	p.stats.waiting.Add(1)
 	defer p.stats.waiting.Add(-1)
 	if !head {
@@ -426,13 +427,10 @@ func (p *pacer) sleepIn(ctx context.Context, w *waiter, head bool, d time.Durati
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		select {
-		case <-w.wake:
-			stop()
-		case <-sctx.Done():
-		}
-	}()
+	if !l.sleeping(w, stop) {
+		return nil // woken already
+	}
+	defer l.sleeping(w, nil)
 	if err := p.sleep(sctx, d); err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -673,8 +671,13 @@ func (l *line) givenBack(ctx context.Context) (bool, error) {
 	}
 }
 
-// waiter is one request in a line, woken when the line moves.
-type waiter struct{ wake chan struct{} }
+// waiter is one request in a line, woken when the line moves: told on
+// wake, and, while it sleeps as the head, by stop, which ends its sleep
+// (guarded by the line's mu).
+type waiter struct {
+	wake chan struct{}
+	stop context.CancelFunc
+}
 
 // join puts a new waiter at the end of the line.
 func (l *line) join() *waiter {
@@ -707,11 +710,31 @@ func (l *line) ahead(w *waiter) int {
 // wake wakes the waiters from the i-th on. l.mu is held.
 func (l *line) wake(i int) {
 	for _, w := range l.waiters[i:] {
+		if w.stop != nil {
+			w.stop()
+			continue
+		}
 		select {
 		case w.wake <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// sleeping sets what ends w's sleep as the head (nil once awake), and
+// reports false, setting nothing, when w was woken already.
+func (l *line) sleeping(w *waiter, stop context.CancelFunc) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if stop != nil {
+		select {
+		case <-w.wake:
+			return false
+		default:
+		}
+	}
+	w.stop = stop
+	return true
 }
 
 // pauseUntil lengthens the pause to until, waking every waiter.

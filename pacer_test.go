@@ -848,6 +848,56 @@ func TestPauseHoldsWaiters(t *testing.T) {
 	})
 }
 
+// TestPauseWakesTheHead checks that a Retry-After reaches the head of the
+// line asleep toward its slot at once: a pause that puts its slot past
+// its deadline fails it with a *SlotError when the 429 comes, not when
+// the slot it slept toward does.
+func TestPauseWakesTheHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		site := newFakeSite(nil)
+		site.setPages(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				hold(r, answer)
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := newBubbleTransport(site, Options{MinDelay: 10 * time.Second})
+		start := time.Now()
+		busy := make(chan error, 1)
+		go func() { busy <- sendFrom(tr, "http://site.example/busy") }()
+		synctest.Wait()
+		type result struct {
+			err error
+			at  time.Duration
+		}
+		head := make(chan result, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/page", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			head <- result{err, time.Since(start)}
+		}()
+		time.Sleep(2 * time.Second)
+		close(answer)
+		if err := bubbleRecv(t, busy, "the answer to /busy"); err != nil {
+			t.Fatal(err)
+		}
+		got := bubbleRecv(t, head, "the head's answer")
+		if _, ok := errors.AsType[*SlotError](got.err); !ok {
+			t.Fatalf("the head's request: %v, want a *SlotError", got.err)
+		}
+		if got.at != 2*time.Second {
+			t.Errorf("the head failed %v after the start, want 2s, when the 429 came", got.at)
+		}
+	})
+}
+
 // unusableFleet is a MemoryFleet that answers every reservation with a
 // slot a second from now, whatever the Limit, as a store that kept its
 // pause in the wrong unit would, and counts the reservations.

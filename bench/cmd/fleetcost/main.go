@@ -8,7 +8,10 @@
 //     Redis and its wait is free), to one origin whose robots.txt it holds;
 //     beside the instructions of one go-redis PING;
 //   - server: the instructions of redis-server per such request, beside
-//     those per PING.
+//     those per PING;
+//   - beside them, client only, the same paced request with no Fleet (the
+//     process's own pace) and with robots.NewMemoryFleet: what the
+//     transport's pacing costs before any store is asked.
 //
 // Usage (from the bench directory; needs valgrind and redis-server):
 //
@@ -53,7 +56,7 @@ import (
 )
 
 func main() {
-	work := flag.String("work", "", "run `workload` (ping or fleet) against -addr and exit (used by the program itself)")
+	work := flag.String("work", "", "run `workload` (ping, script, fleet, memfleet or local) against -addr and exit (used by the program itself)")
 	addr := flag.String("addr", "", "redis-server address for -work")
 	n := flag.Int("n", 0, "operations for -work")
 	small := flag.Int("small", 2000, "operations of the smaller run")
@@ -90,12 +93,19 @@ func run(work, addr string, n int) error {
 		op = func() error {
 			return script.Run(ctx, rdb, []string{"rs1:{https://www.example.com:443}:slot"}, args...).Err()
 		}
-	case "fleet":
+	case "fleet", "memfleet", "local":
 		clock := fakeclock.New()
+		var fleet robots.Fleet = redisstore.New(rdb, redisstore.Options{})
+		switch work {
+		case "memfleet":
+			fleet = robots.NewMemoryFleet()
+		case "local":
+			fleet = nil
+		}
 		tr := robots.NewTransport(stub{}, robots.Options{
 			UserAgent: "BenchBot/1.0",
 			MinDelay:  time.Second,
-			Fleet:     redisstore.New(rdb, redisstore.Options{}),
+			Fleet:     fleet,
 			Now:       clock.Now,
 			Sleep:     clock.Sleep,
 		})
@@ -156,7 +166,7 @@ func measure(small, large int) error {
 	}
 	fmt.Fprintf(os.Stderr, "fleetcost: callgrind files in %s\n", dir)
 	cost := map[string][2]float64{}
-	for _, work := range []string{"ping", "script", "fleet"} {
+	for _, work := range []string{"ping", "script", "fleet", "memfleet", "local"} {
 		client, err := perOp(small, large, func(n int) (float64, error) {
 			srv, err := startServer(dir, false, work, n)
 			if err != nil {
@@ -174,6 +184,10 @@ func measure(small, large int) error {
 		})
 		if err != nil {
 			return err
+		}
+		if work == "memfleet" || work == "local" {
+			cost[work] = [2]float64{client, 0} // nothing reaches Redis
+			continue
 		}
 		server, err := perOp(small, large, func(n int) (float64, error) {
 			srv, err := startServer(dir, true, work, n)
@@ -201,6 +215,8 @@ func measure(small, large int) error {
 	fmt.Printf("| a script that runs no command, with the slot's keys and arguments | %s | %s |\n", commas(script[0]), commas(script[1]))
 	fmt.Printf("| paced fleet request (robots.Transport, redisstore) | %s | %s |\n", commas(fleet[0]), commas(fleet[1]))
 	fmt.Printf("| request / PING | %.2f× | %.2f× |\n", fleet[0]/ping[0], fleet[1]/ping[1])
+	fmt.Printf("| the same request with robots.NewMemoryFleet | %s | |\n", commas(cost["memfleet"][0]))
+	fmt.Printf("| the same request without a Fleet | %s | |\n", commas(cost["local"][0]))
 	return nil
 }
 
