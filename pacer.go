@@ -385,19 +385,26 @@ func (p *pacer) cancel(ctx context.Context, l *line, at time.Time, delay time.Du
 }
 
 // tell starts a store write that is to land even when the request
-// making it gave up (a slot given back, a pause): detached from ctx and
-// bounded by Options.FetchTimeout. The channel returned is closed once
-// the write is done; the request waits for it only while ctx lasts
-// (whileWaiting), so that a store that does not answer never holds a
-// request past its deadline. failed is logged with the write's error.
+// making it gave up (a slot given back, a pause), as land does, logging
+// failed with the write's error and l's origin.
 func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(context.Context) error) chan struct{} {
+	return land(ctx, p.detachedFor, p.logger, failed, slog.String("origin", string(l.key)), write)
+}
+
+// land starts a store write that is to land even when the request making
+// it gave up: detached from ctx and bounded by bound (Options.FetchTimeout).
+// The channel returned is closed once the write is done; the request
+// waits for it only while ctx lasts (whileWaiting), so that a store that
+// does not answer never holds a request past its deadline. failed is
+// logged with about and the write's error.
+func land(ctx context.Context, bound time.Duration, logger *slog.Logger, failed string, about slog.Attr, write func(context.Context) error) chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		wctx, cancel := detachedFor(ctx, p.detachedFor)
+		wctx, cancel := detachedFor(ctx, bound)
 		defer cancel()
 		if err := write(wctx); err != nil {
-			p.logger.Warn(failed, "origin", l.key, "error", err)
+			logger.Warn(failed, about, "error", err)
 		}
 	}()
 	return done

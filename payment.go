@@ -244,7 +244,7 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer)
 	key := u.String()
 	amount := p.pay.MaxPrice.Micros
 	for try := 0; ; try++ {
-		r, err := p.ledger.Reserve(ctx, p.crawl, key, amount, p.pay.Budget.Micros)
+		r, err := p.reserve(ctx, key, amount)
 		switch {
 		case err != nil:
 			if gone := CallerGaveUp(ctx); gone != nil {
@@ -286,7 +286,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	}
 	charged, ok, settleErr := scheme.Receipt(resp, sent.quote)
 	if ok {
-		p.settle(context.WithoutCancel(ctx), req.URL, sent, charged)
+		p.settle(ctx, req.URL, sent, charged)
 		o.payFailures.Store(0)
 		return false, nil
 	}
@@ -342,9 +342,12 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 		return false, p.refuse(req.URL, price, reasonBody, code, nil, -1)
 	}
 	key := req.URL.String()
-	r, err := p.ledger.Reserve(context.WithoutCancel(ctx), p.crawl, key, price.Micros, p.pay.Budget.Micros)
+	r, err := p.reserve(ctx, key, price.Micros)
 	switch {
 	case err != nil:
+		if gone := CallerGaveUp(ctx); gone != nil {
+			return false, gone // the caller's, not the store's: no refusal
+		}
 		return false, p.refuse(req.URL, price, reasonStore, code, err, -1)
 	case r.Paid:
 		return false, p.refuse(req.URL, price, reasonPaid, code, nil, r.Left)
@@ -375,9 +378,9 @@ func (p *payer) release(ctx context.Context, of *offer) {
 	if of.reserved == 0 {
 		return
 	}
-	if err := p.ledger.Release(context.WithoutCancel(ctx), p.crawl, of.url, of.reserved); err != nil {
-		p.logger.Warn("robots: budget store cannot give a reservation back; it stays counted", "url", of.url, "error", err)
-	}
+	p.land(ctx, of.url, "robots: budget store cannot give a reservation back; it stays counted", func(ctx context.Context) error {
+		return p.ledger.Release(ctx, p.crawl, of.url, of.reserved)
+	})
 }
 
 // settle counts a charge the answer to a request sent with sent made.
@@ -395,8 +398,53 @@ func (p *payer) settle(ctx context.Context, u *url.URL, sent *offer, price Price
 	if key == "" {
 		key = u.String()
 	}
-	if err := p.ledger.Settle(ctx, p.crawl, key, sent.reserved, price.Micros); err != nil {
-		p.logger.Warn("robots: budget store cannot settle a charge; its reservation stays counted", "url", u.Redacted(), "error", err)
+	reserved := sent.reserved
+	p.land(ctx, u.Redacted(), "robots: budget store cannot settle a charge; its reservation stays counted", func(ctx context.Context) error {
+		return p.ledger.Settle(ctx, p.crawl, key, reserved, price.Micros)
+	})
+}
+
+// land writes to the ledger what is to land even when the request that
+// made it gave up (a charge, a reservation given back), on the
+// transport's own bound: the request waits for it only while its
+// context lasts.
+func (p *payer) land(ctx context.Context, u, failed string, write func(context.Context) error) {
+	whileWaiting(ctx, land(ctx, p.pacer.detachedFor, p.logger, failed, slog.String("url", u), write))
+}
+
+// reserve sets amount aside for the URL key in the ledger, on the
+// transport's own bound and detached from ctx, which it waits on: a
+// reservation the store makes after the request left is given back
+// rather than lost to the budget, and a store that does not answer holds
+// the request no longer than its context.
+func (p *payer) reserve(ctx context.Context, key string, amount int64) (Reservation, error) {
+	if err := ctx.Err(); err != nil {
+		return Reservation{}, err
+	}
+	type answer struct {
+		r   Reservation
+		err error
+	}
+	got := make(chan answer) // unbuffered: taken, or left with ctx
+	go func() {
+		wctx, cancel := detachedFor(ctx, p.pacer.detachedFor)
+		r, err := p.ledger.Reserve(wctx, p.crawl, key, amount, p.pay.Budget.Micros)
+		cancel()
+		select {
+		case got <- answer{r, err}:
+		case <-ctx.Done():
+			if err == nil && r.Reserved {
+				<-land(ctx, p.pacer.detachedFor, p.logger, "robots: budget store cannot give back a reservation its request left; it stays counted", slog.String("url", key), func(ctx context.Context) error {
+					return p.ledger.Release(ctx, p.crawl, key, amount)
+				})
+			}
+		}
+	}()
+	select {
+	case a := <-got:
+		return a.r, a.err
+	case <-ctx.Done():
+		return Reservation{}, ctx.Err()
 	}
 }
 

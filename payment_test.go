@@ -1029,6 +1029,157 @@ func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
 	}
 }
 
+// slowLedgerFleet is a MemoryFleet whose Settle and Release answer only
+// once release is closed, or with their context's error when it ends
+// first, as a budget store that is slow to answer does; each write that
+// lands is told on landed.
+type slowLedgerFleet struct {
+	*MemoryFleet
+	release chan struct{}
+	landed  chan string
+}
+
+func (f *slowLedgerFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { f.landed <- "settle" }()
+	return f.MemoryFleet.Settle(ctx, crawl, url, reserved, charged)
+}
+
+func (f *slowLedgerFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { f.landed <- "release" }()
+	return f.MemoryFleet.Release(ctx, crawl, url, reserved)
+}
+
+// TestPaymentLedgerWritesHoldNoRequestPastItsDeadline checks that the
+// budget store's writes after a paid request's answer (a charge settled,
+// a reservation given back for an error response) hold the request no
+// longer than its deadline, and still land once the store answers.
+func TestPaymentLedgerWritesHoldNoRequestPastItsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		path, write string
+		left        int64 // in the budget once the write landed
+	}{
+		{"/b", "settle", testPayment.Budget.Micros - 20000},
+		{"/c", "release", testPayment.Budget.Micros - 10000},
+	} {
+		t.Run(tc.write, func(t *testing.T) {
+			site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01", "/c": "USD 0.01"})
+			site.codes["/c"] = struct {
+				status int
+				code   string
+			}{http.StatusInternalServerError, ""}
+			srv := httptest.NewServer(site)
+			defer srv.Close()
+			fleet := &slowLedgerFleet{MemoryFleet: NewMemoryFleet(), release: make(chan struct{}), landed: make(chan string, 4)}
+			tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: fleet, Payment: testPayment, FetchTimeout: time.Hour})
+			// /a's 402 tells the origin's price, and its charge is
+			// settled at once: the next request offers the price up
+			// front.
+			close(fleet.release)
+			if _, err := fetchBody(t, tr, srv.URL+"/a"); err != nil {
+				t.Fatal(err)
+			}
+			recvWithin(t, fleet.landed, waitCeiling, "/a's charge to be settled")
+			fleet.release = make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+tc.path, nil)
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			recvWithin(t, done, waitCeiling, "GET "+tc.path+" while the budget store holds its "+tc.write)
+			close(fleet.release)
+			if got := recvWithin(t, fleet.landed, waitCeiling, "the "+tc.write+" to land"); got != tc.write {
+				t.Fatalf("the store's write: %s, want %s", got, tc.write)
+			}
+			r, err := fleet.MemoryFleet.Reserve(context.Background(), DefaultCrawl+" USD", "http://probe.example/", testPayment.Budget.Micros, testPayment.Budget.Micros)
+			if err != nil || r.Reserved || r.Left != tc.left {
+				t.Errorf("the budget's book: %+v, %v; want %d µUSD left once the %s landed", r, err, tc.left, tc.write)
+			}
+		})
+	}
+}
+
+// lateReserveFleet is a MemoryFleet whose Reserve, once stall is set,
+// answers only when answer is closed, as a budget store that answers late
+// does; a caller that gives up first gets its context's error, the
+// amount set aside all the same (the command reached the store, its
+// answer is lost). Each Release that lands is told on released.
+type lateReserveFleet struct {
+	*MemoryFleet
+	stall    atomic.Bool
+	answer   chan struct{}
+	released chan int64
+}
+
+func (f *lateReserveFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
+	if f.stall.Load() {
+		select {
+		case <-f.answer:
+		case <-ctx.Done():
+			f.MemoryFleet.Reserve(context.WithoutCancel(ctx), crawl, url, amount, limit)
+			return Reservation{}, ctx.Err()
+		}
+	}
+	return f.MemoryFleet.Reserve(ctx, crawl, url, amount, limit)
+}
+
+func (f *lateReserveFleet) Release(ctx context.Context, crawl, url string, reserved int64) error {
+	defer func() { f.released <- reserved }()
+	return f.MemoryFleet.Release(ctx, crawl, url, reserved)
+}
+
+// TestPaymentReservationMadeAfterItsRequestLeftIsGivenBack checks that a
+// budget reservation the store makes after its request's deadline
+// passed is given back: the request failed with its context's error and
+// sent nothing, so the budget must not keep the amount set aside.
+func TestPaymentReservationMadeAfterItsRequestLeftIsGivenBack(t *testing.T) {
+	site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01"})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	fleet := &lateReserveFleet{MemoryFleet: NewMemoryFleet(), answer: make(chan struct{}), released: make(chan int64, 4)}
+	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Fleet: fleet, Payment: testPayment, FetchTimeout: time.Hour})
+	if _, err := fetchBody(t, tr, srv.URL+"/a"); err != nil {
+		t.Fatal(err)
+	}
+	fleet.stall.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/b", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GET /b past its deadline in the budget store = %v; want its context's error", err)
+	}
+	close(fleet.answer)
+	if got := recvWithin(t, fleet.released, waitCeiling, "the late reservation to be given back"); got != testPayment.MaxPrice.Micros {
+		t.Errorf("%d µUSD given back, want the %d reserved", got, testPayment.MaxPrice.Micros)
+	}
+	r, err := fleet.MemoryFleet.Reserve(context.Background(), DefaultCrawl+" USD", "http://probe.example/", testPayment.Budget.Micros, testPayment.Budget.Micros)
+	if want := testPayment.Budget.Micros - 10000; err != nil || r.Reserved || r.Left != want {
+		t.Errorf("the budget's book: %+v, %v; want %d µUSD left, /a's charge alone", r, err, want)
+	}
+	if n := len(site.requests("/b")); n != 0 {
+		t.Errorf("%d requests for /b reached the site, want none", n)
+	}
+}
+
 // TestPaymentBodyThatCannotBeReadAgainHoldsNoSlot checks that a request
 // whose paid copy cannot get its body (GetBody fails) fails at once,
 // before it waits for a politeness slot: the origin's next request goes
