@@ -378,8 +378,10 @@ func (p *payer) release(ctx context.Context, of *offer) {
 	if of.reserved == 0 {
 		return
 	}
-	p.land(ctx, of.url, "robots: budget store cannot give a reservation back; it stays counted", func(ctx context.Context) error {
-		return p.ledger.Release(ctx, p.crawl, of.url, of.reserved)
+	// Copies: of is the caller's, which the write must not keep.
+	url, reserved := of.url, of.reserved
+	p.land(ctx, url, "robots: budget store cannot give a reservation back; it stays counted", func(ctx context.Context) error {
+		return p.ledger.Release(ctx, p.crawl, url, reserved)
 	})
 }
 
@@ -398,9 +400,9 @@ func (p *payer) settle(ctx context.Context, u *url.URL, sent *offer, price Price
 	if key == "" {
 		key = u.String()
 	}
-	reserved := sent.reserved
+	reserved, charged := sent.reserved, price.Micros
 	p.land(ctx, u.Redacted(), "robots: budget store cannot settle a charge; its reservation stays counted", func(ctx context.Context) error {
-		return p.ledger.Settle(ctx, p.crawl, key, reserved, price.Micros)
+		return p.ledger.Settle(ctx, p.crawl, key, reserved, charged)
 	})
 }
 
