@@ -5,8 +5,8 @@
 // members, epoch) and the crawls' budgets, each call one statement, so
 // that a paced request costs one round trip.
 //
-// The tables and functions are made in Options.Schema on first use, or
-// ahead of time by Migrate. A row past its expiry counts as missing;
+// The tables and functions are made in Options.Schema on first use (and
+// again by the call that finds them gone), or ahead of time by Migrate. A row past its expiry counts as missing;
 // expired rows are swept in small batches that skip locked rows, so no
 // request waits on the sweep. The pool is the caller's (pgx's
 // pgxpool.Pool); the Store never closes it.
@@ -42,6 +42,11 @@ const (
 	// DefaultCooldown is how long after a failed call the Store answers
 	// without trying the server.
 	DefaultCooldown = time.Second
+	// MigrateTimeout bounds the making of the schema on a Store's first
+	// call (or again after it was lost), which the calls asking meanwhile
+	// wait on as long as their contexts last: longer than a call's
+	// Timeout, since it waits on any other process making it.
+	MigrateTimeout = 30 * time.Second
 	// DefaultSweepInterval is the least time between two sweeps of
 	// expired rows.
 	DefaultSweepInterval = time.Minute
@@ -83,7 +88,8 @@ type Store struct {
 	cooldown time.Duration
 	logger   *slog.Logger
 
-	migrate   sync.Mutex
+	migrate   sync.Mutex // protects running
+	running   *migration // the migration under way, nil when none
 	migrated  atomic.Bool
 	restUntil atomic.Int64 // Unix ns: no call tries the server before it
 	down      atomic.Bool  // the last call failed (for the log)
@@ -176,27 +182,25 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 		s.fallbacks.Add(1)
 		return zero, fmt.Errorf("%w: %s: %w (after a failure, for %v)", ErrUnavailable, op, robots.ErrStoreSkipped, s.cooldown)
 	}
+	if err := s.ensure(ctx); err != nil {
+		return zero, s.failed(ctx, op, err)
+	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if !s.migrated.Load() {
-		s.migrate.Lock()
-		err := error(nil)
-		if !s.migrated.Load() {
-			err = s.Migrate(cctx)
-		}
-		s.migrate.Unlock()
-		if err != nil {
-			return zero, s.failed(ctx, op, err)
+	v, err := fn(cctx)
+	if err != nil && missingSchema(err) {
+		// The tables or functions are gone (an empty restart, a restore
+		// from a backup older than them, a schema dropped): a store that
+		// lost its state, as Redis restarted empty is, which answers once
+		// they are made again, in this call.
+		s.migrated.Store(false)
+		if err = s.ensure(ctx); err == nil {
+			rctx, cancel := context.WithTimeout(ctx, s.timeout)
+			defer cancel()
+			v, err = fn(rctx)
 		}
 	}
-	v, err := fn(cctx)
 	if err != nil {
-		if missingSchema(err) {
-			// The tables or functions are gone (a restore from a backup
-			// older than them, a schema dropped): the next call makes
-			// them again.
-			s.migrated.Store(false)
-		}
 		return zero, s.failed(ctx, op, err)
 	}
 	if s.down.Swap(false) {
@@ -204,6 +208,47 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 	}
 	s.sweep()
 	return v, nil
+}
+
+// migration is a Migrate under way for the calls that wait on it: done
+// is closed once err is set.
+type migration struct {
+	done chan struct{}
+	err  error
+}
+
+// ensure makes the schema unless this Store saw it made: one Migrate at a
+// time, shared by the calls that ask meanwhile, each waiting on it while
+// its own context lasts. A migration is bounded by MigrateTimeout, not by
+// a call's Timeout: DDL waits on another process's migration, and a
+// fleet starting together would otherwise fail its first calls and pace
+// alone for a Cooldown.
+func (s *Store) ensure(ctx context.Context) error {
+	if s.migrated.Load() {
+		return nil
+	}
+	s.migrate.Lock()
+	m := s.running
+	if m == nil {
+		m = &migration{done: make(chan struct{})}
+		s.running = m
+		go func() {
+			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MigrateTimeout)
+			m.err = s.Migrate(mctx)
+			cancel()
+			s.migrate.Lock()
+			s.running = nil
+			s.migrate.Unlock()
+			close(m.done)
+		}()
+	}
+	s.migrate.Unlock()
+	select {
+	case <-m.done:
+		return m.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // missingSchema reports an error of a table, function or schema that does

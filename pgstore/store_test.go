@@ -301,12 +301,12 @@ func TestOutageFailsFastThenRecovers(t *testing.T) {
 }
 
 // TestDroppedSchemaIsMadeAgain: a schema dropped under a running store
-// (a restore from a backup older than it) costs the calls of one
-// cooldown; the store then makes it again and answers.
+// (an empty restart, a restore from a backup older than it) is a store
+// that lost its state, not a failure: the next call makes it again and
+// answers, counting no error and starting no cooldown.
 func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 	srv := pgtest.Start(t)
-	const cooldown = 100 * time.Millisecond
-	store, pool := openStore(t, srv.URL, "dropped", pgstore.Options{Timeout: 5 * time.Second, Cooldown: cooldown})
+	store, pool := openStore(t, srv.URL, "dropped", pgstore.Options{Timeout: 5 * time.Second, Cooldown: time.Hour})
 	ctx := context.Background()
 	key := robots.RecordKey{Origin: "https://site.example"}
 	if _, err := store.Swap(ctx, key, nil, []byte("v1")); err != nil {
@@ -315,12 +315,62 @@ func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DROP SCHEMA dropped CASCADE`); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := store.Load(ctx, key); err == nil {
-		t.Fatal("Load on a dropped schema answered")
+	if _, found, err := store.Load(ctx, key); found || err != nil {
+		t.Fatalf("Load on a dropped schema = found %v, %v; want the schema made again and no record", found, err)
 	}
-	time.Sleep(2 * cooldown)
 	if ok, err := store.Swap(ctx, key, nil, []byte("v2")); !ok || err != nil {
-		t.Errorf("Swap after the cooldown = %v, %v; want the schema made again and the record stored", ok, err)
+		t.Errorf("Swap after the schema was made again = %v, %v; want the record stored", ok, err)
+	}
+	if st := store.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
+		t.Errorf("Stats = %+v; want no error and no fallback", st)
+	}
+}
+
+// TestFirstCallWaitsForTheSchemaPastItsTimeout: a store's first call
+// makes the schema, waiting on another process making it (its advisory
+// lock held here), longer than a call's Timeout: the call answers once
+// the schema is made, with no error and no cooldown, so that a fleet
+// starting together does not pace alone.
+func TestFirstCallWaitsForTheSchemaPastItsTimeout(t *testing.T) {
+	srv := pgtest.Start(t)
+	const timeout = 200 * time.Millisecond
+	store, pool := openStore(t, srv.URL, "slowmade", pgstore.Options{Timeout: timeout, Cooldown: time.Hour})
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	const lock = `hashtext('pgstore "slowmade"')`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(3*timeout, func() { conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`) })
+	if _, found, err := store.Load(ctx, robots.RecordKey{Origin: "https://site.example"}); found || err != nil {
+		t.Fatalf("the first Load while another process makes the schema = found %v, %v; want no record, no error", found, err)
+	}
+	if st := store.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
+		t.Errorf("Stats = %+v; want no error and no fallback", st)
+	}
+	// A caller whose deadline passes while the schema is made is the
+	// caller's, no failure.
+	other, _ := openStore(t, srv.URL, "slowmade2", pgstore.Options{Timeout: timeout, Cooldown: time.Hour})
+	conn2, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Release()
+	if _, err := conn2.Exec(ctx, `SELECT pg_advisory_lock(hashtext('pgstore "slowmade2"'))`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Exec(ctx, `SELECT pg_advisory_unlock(hashtext('pgstore "slowmade2"'))`)
+	short, cancel := context.WithTimeout(ctx, timeout/2)
+	defer cancel()
+	if _, _, err := other.Load(short, robots.RecordKey{Origin: "https://site.example"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Load past its caller's deadline while the schema is made = %v; want its context's error", err)
+	}
+	if st := other.Stats(); st.Errors != 0 {
+		t.Errorf("Stats = %+v; want no error", st)
 	}
 }
 
