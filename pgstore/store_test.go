@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -370,6 +372,48 @@ func TestFirstCallWaitsForTheSchemaPastItsTimeout(t *testing.T) {
 		t.Errorf("Load past its caller's deadline while the schema is made = %v; want its context's error", err)
 	}
 	if st := other.Stats(); st.Errors != 0 {
+		t.Errorf("Stats = %+v; want no error", st)
+	}
+}
+
+// TestLedgerTakesLongURLs: a paid URL as long as URLs get (past what an
+// index row holds) is reserved, paid and given back like any, and two
+// long URLs that differ only at their end are two URLs, with no error.
+func TestLedgerTakesLongURLs(t *testing.T) {
+	srv := pgtest.Start(t)
+	store, _ := openStore(t, srv.URL, "longurls", pgstore.Options{})
+	ctx := context.Background()
+	// Random text, which PostgreSQL cannot compress below an index row's
+	// limit.
+	var q strings.Builder
+	for q.Len() < 8000 {
+		q.WriteString(rand.Text())
+	}
+	long := "https://site.example/search?q=" + q.String()
+	const crawl, limit = "crawl USD", 100
+	for i, step := range []struct {
+		url        string
+		paid, kept bool
+	}{
+		{long + "1", false, true},
+		{long + "1", true, false}, // being paid
+		{long + "2", false, true},
+	} {
+		r, err := store.Reserve(ctx, crawl, step.url, 10, limit)
+		if err != nil || r.Paid != step.paid || r.Reserved != step.kept {
+			t.Fatalf("step %d: Reserve = %+v, %v; want paid %v, reserved %v", i, r, err, step.paid, step.kept)
+		}
+	}
+	if err := store.Settle(ctx, crawl, long+"1", 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Release(ctx, crawl, long+"2", 10); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := store.Reserve(ctx, crawl, long+"2", 10, limit); err != nil || !r.Reserved || r.Left != limit-20 {
+		t.Errorf("Reserve of a URL given back = %+v, %v; want reserved, %d left", r, err, limit-20)
+	}
+	if st := store.Stats(); st.Errors != 0 {
 		t.Errorf("Stats = %+v; want no error", st)
 	}
 }
