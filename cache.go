@@ -40,6 +40,23 @@ type robotsCache struct {
 	// fleet's included (the transport sets the pacer's, pacer.paused; none
 	// until then): no robots.txt is fetched before it.
 	pausedUntil func(ctx context.Context, o *origin, now time.Time) time.Time
+	// outages holds, for each origin whose robots.txt was last found
+	// unreachable, when it is to be fetched again and after how many
+	// failures, kept while that time is to come however many origins
+	// the table and the store forget meanwhile: forgetting an origin
+	// never brings its next fetch forward nor ends its back-off.
+	outages table[*outage]
+}
+
+// outage is what an origin's last unreachable record says, without its
+// bodies: when its robots.txt is fetched again, after how many failures,
+// and why. It is safe for concurrent use.
+type outage struct{ rec atomic.Pointer[record] }
+
+// busy reports whether the outage still holds a fetch back at now.
+func (u *outage) busy(now time.Time) bool {
+	r := u.rec.Load()
+	return r != nil && r.RetryAt.After(now)
 }
 
 // init readies c to hold cfg.maxOrigins origins weighing at most
@@ -55,6 +72,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base
 		timeout: cfg.fetchTimeout, now: now, logger: cfg.logger,
 		pausedUntil: func(context.Context, *url.URL, time.Time) time.Time { return time.Time{} },
 	}
+	c.outages.init(cfg.maxOrigins, now, func(OriginKey) *outage { return new(outage) })
 	c.table = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(cfg.maxRobotsBytes),
 		Weigher: countingWeigher(cfg.maxRobotsBytes, cfg.maxOrigins, func(_ originID, o *origin) int64 {
@@ -217,6 +235,9 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 	if stored, ok := c.store.load(ctx, o.key, false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
 		base = &stored.rec
 	}
+	if base == nil {
+		base = c.outageOf(o.key, now)
+	}
 	var res fetchResult
 	due := base == nil || base.due(now)
 	// No request goes to an origin during a Retry-After pause, its
@@ -338,10 +359,47 @@ func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
 		c.logFetch(o, *fetched, &st.rec)
 	}
 	o.st.Store(st)
+	if st.rec.Outcome == Unreachable {
+		kept := st.rec
+		kept.Body, kept.BodyLen, kept.Good = nil, 0, nil
+		c.outages.get(o.key).rec.Store(&kept)
+	} else if u, ok := c.outages.peek(o.key); ok {
+		u.rec.Store(nil)
+	}
 	if cur, ok := c.table.GetIfPresent(o.id); ok && cur == o {
 		c.table.Set(o.id, o)
 	}
 	return st
+}
+
+// outageOf returns, for an origin neither held nor stored, the record of
+// its last outage kept in c.outages, if any: unreachable until its
+// RetryAt, after as many failures, so that a fetch past it doubles the
+// back-off. Its last good copy and when the outage began are forgotten
+// with the origin, so the outage is counted from now, as a new one
+// would be.
+func (c *robotsCache) outageOf(key OriginKey, now time.Time) *record {
+	u, ok := c.outages.peek(key)
+	if !ok {
+		return nil
+	}
+	kept := u.rec.Load()
+	if kept == nil {
+		return nil
+	}
+	rec := *kept
+	rec.Since = now
+	return &rec
+}
+
+// retryAt returns when the robots.txt of the origin key names, neither
+// held nor stored, is fetched again, if it was last unreachable and that
+// time is after now.
+func (c *robotsCache) retryAt(key OriginKey, now time.Time) (time.Time, bool) {
+	if r := c.outageOf(key, now); r != nil && r.RetryAt.After(now) {
+		return r.RetryAt, true
+	}
+	return time.Time{}, false
 }
 
 // logFetch logs one robots.txt fetch of o, which led to rec.

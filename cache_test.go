@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -18,6 +19,81 @@ import (
 // as the pacer's do: time.Sleep moves the bubble's clock past a
 // freshness, a back-off or 30 days of outage at once, and the fakeSite
 // counts the fetches. They use only the transport's exported API.
+
+// TestForgottenOutageKeepsItsRetryAt checks that an origin whose
+// robots.txt is unreachable, forgotten by the origin table and the
+// default store as a broad crawl meets other origins, is refused without
+// a fetch until its RetryAt, NextFree saying so too; the fetch after it
+// doubles the back-off, as if the origin had never been forgotten.
+func TestForgottenOutageKeepsItsRetryAt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Host == "down.example" {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			io.WriteString(w, allowAll)
+		})
+		const backoff = 10 * time.Minute
+		tr := newBubbleTransport(site, Options{MaxOrigins: 2, MinBackoff: backoff})
+		ctx := context.Background()
+		fetches := func() int {
+			n := 0
+			for _, h := range site.robotsHits() {
+				if strings.Contains(h.url, "//down.example/") {
+					n++
+				}
+			}
+			return n
+		}
+		check := func() *DisallowedError {
+			t.Helper()
+			de, ok := errors.AsType[*DisallowedError](tr.Check(ctx, "http://down.example/page"))
+			if !ok {
+				t.Fatal("down.example/page allowed; want it refused, its robots.txt unreachable")
+			}
+			return de
+		}
+		others := 0
+		forget := func() {
+			for range 40 {
+				others++
+				if err := tr.Check(ctx, fmt.Sprintf("http://site%d.example/", others)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		first := check()
+		forget()
+		if free, err := tr.NextFree(ctx, "http://down.example/page"); err != nil || free.Before(first.RetryAt) {
+			t.Errorf("NextFree of the forgotten origin = %v, %v; want its RetryAt, %v", free, err, first.RetryAt)
+		}
+		again := check()
+		if n := fetches(); n != 1 || !again.RetryAt.Equal(first.RetryAt) {
+			t.Fatalf("forgotten, down.example's robots.txt fetched %d times and refused until %v; want once, until %v", n, again.RetryAt, first.RetryAt)
+		}
+		time.Sleep(time.Until(first.RetryAt))
+		forget()
+		third := check()
+		if n, wait := fetches(), third.RetryAt.Sub(time.Now()); n != 2 || wait != 2*backoff {
+			t.Errorf("after its RetryAt, fetched %d times in all, next in %v; want twice, then in %v, the back-off doubled", n, wait, 2*backoff)
+		}
+		// Reachable again, the outage is over: forgotten and down once
+		// more, the origin starts a new back-off.
+		down := site.robots
+		site.setRobots(serve(200, allowAll))
+		time.Sleep(time.Until(third.RetryAt))
+		if err := tr.Check(ctx, "http://down.example/page"); err != nil {
+			t.Fatal(err)
+		}
+		site.setRobots(down)
+		time.Sleep(DefaultFreshness)
+		forget()
+		if wait := check().RetryAt.Sub(time.Now()); wait != backoff {
+			t.Errorf("down again after it was reachable, refused for %v; want %v, a new back-off", wait, backoff)
+		}
+	})
+}
 
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
 // falls back to its last good copy, or with none to allowing everything,

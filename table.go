@@ -70,6 +70,17 @@ func (t *table[E]) get(key OriginKey) E {
 	return n.e
 }
 
+// peek returns key's entry, if the table holds one, making none.
+func (t *table[E]) peek(key OriginKey) (E, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.m[key]; n != nil {
+		return n.e, true
+	}
+	var none E
+	return none, false
+}
+
 // count returns how many entries f holds true of, f called with the
 // table's lock held.
 func (t *table[E]) count(f func(E) bool) int {

@@ -389,6 +389,8 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 			retry = st.rec.RetryAt
 		}
 		delay = t.pacer.delayFor(agent)
+	} else if at, ok := t.origins.retryAt(o.key, now); ok && !tg.robotsTxt {
+		retry = at
 	}
 	at, err := t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)
 	if err != nil {
