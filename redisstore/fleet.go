@@ -14,9 +14,10 @@ import (
 
 // The scripts run atomically on the server, each on the keys of one origin
 // (one hash tag). Times cross as Unix microseconds, which a Lua number (a
-// double) holds exactly; durations as microseconds or, for expiries,
-// milliseconds. Numbers are written back with string.format('%d'), since
-// Redis would print a Lua number with 14 significant digits only.
+// double) holds exactly until the year 2255; durations as microseconds
+// or, for expiries, milliseconds. Numbers are written back packed by
+// struct.pack, since Redis would print a Lua number with 14 significant
+// digits only.
 var (
 	// swapScript: KEYS[1] record; ARGV: "1" if an old value is expected
 	// ("0": the key must be absent), the old value, the new value, the
@@ -52,57 +53,61 @@ return 0
 
 	// slotScript reserves a slot, or, asked to peek, says which it would
 	// reserve, so that the slot arithmetic is written once. KEYS[1] slot,
-	// a hash of the origin's last reserved slot ("last"), pause, epoch,
-	// the time until which its key is to be kept ("keep") and, under "m:"
-	// and its name, each member until when it counts. ARGV[1] holds eight
-	// big-endian 64-bit integers (one argument read by struct.unpack
-	// costs the server a fraction of eight read by tonumber): now, the
-	// earliest slot, interval, limit (0: none), the member window, all in
-	// µs, the margin in ms, the member's latest slot sent (0: none) and
-	// the spread, in µs: a reserved slot lasts until it plus the spread,
-	// which is what the next slot follows. ARGV[2] is the member, ARGV[3]
-	// the epoch to take if the hash has none, ARGV[4] "1" to peek ("0":
-	// reserve). A hash
-	// without an epoch is a store that lost the origin's pace (or never
-	// had it): it takes the caller's, and every member that held another
-	// reserves its slots anew. The slot of a member that sent one is never
-	// lost: last is raised to it first, whether a slot is then reserved or
-	// not. It returns {reserved (1 or 0), slot, members, epoch}.
+	// one string that the scripts read and write whole: a byte of flags
+	// (1: a last slot is kept, 2: a pause), then as big-endian 64-bit
+	// integers the last slot (plus its spread), the pause's end and the
+	// latest time any call asked the key to be kept, in µs; then the
+	// epoch (a 32-bit length and its bytes; none: the store has no
+	// epoch) and, for each member counted, its name (likewise) and until
+	// when it counts (64-bit, µs). ARGV[1] holds eight big-endian 64-bit
+	// integers (one argument read by struct.unpack costs the server a
+	// fraction of eight read by tonumber): now, the earliest slot,
+	// interval, limit (0: none), the member window, all in µs, the margin
+	// in ms, the member's latest slot sent (0: none) and the spread, in
+	// µs: a reserved slot lasts until it plus the spread, which is what
+	// the next slot follows. ARGV[2] is the member, ARGV[3] the epoch to
+	// take if the state has none, ARGV[4] "1" to peek ("0": reserve). A
+	// state without an epoch is a store that lost the origin's pace (or
+	// never had it): it takes the caller's, and every member that held
+	// another reserves its slots anew. The slot of a member that sent one
+	// is never lost: last is raised to it first, whether a slot is then
+	// reserved or not. It returns {reserved (1 or 0), slot, members,
+	// epoch}.
 	//
-	// One read, one write and one expiry, whatever the members: the key
-	// expires the margin after the latest of the next slot, the pause and
-	// the members' windows that any call asked for, counted from now, and
-	// members whose window passed are dropped as they are met. A peek
-	// writes nothing and counts no member (members is 0), and with a zero
-	// interval it is the later of the earliest slot and the pause, as
-	// robots.Pace's NextSlot says.
+	// One read and one write that sets the expiry too, whatever the
+	// members: the key expires the margin after the latest of the next
+	// slot, the pause and the members' windows that any call asked for,
+	// counted from now, and members whose window passed are dropped as
+	// they are met. A peek writes nothing and counts no member (members
+	// is 0), and with a zero interval it is the later of the earliest
+	// slot and the pause, as robots.Pace's NextSlot says.
 	slotScript = redis.NewScript(`
 local now, at, interval, limit, window, margin, held, spread = struct.unpack('>i8i8i8i8i8i8i8i8', ARGV[1])
-local mine, peek = 'm:' .. ARGV[2], ARGV[4] == '1'
-local h = redis.call('HGETALL', KEYS[1])
-local last, pause, epoch, keep, cur
-local members, gone = 1, {}
-for i = 1, #h, 2 do
-  local f, v = h[i], h[i + 1]
-  if f == 'last' then last = tonumber(v)
-  elseif f == 'pause' then pause = tonumber(v)
-  elseif f == 'epoch' then epoch = v
-  elseif f == 'keep' then keep = tonumber(v)
-  elseif f == mine then cur = tonumber(v)
-  elseif tonumber(v) < now then gone[#gone + 1] = f
-  else members = members + 1
+local mine, peek = ARGV[2], ARGV[4] == '1'
+local s = redis.call('GET', KEYS[1])
+local last, pause, keep, epoch, cur
+local members, kept = 1, {}
+if s then
+  local flags, l, p, k, n, pos = struct.unpack('>Bi8i8i8i4', s)
+  if flags % 2 == 1 then last = l end
+  if flags >= 2 then pause = p end
+  keep = k
+  if n > 0 then epoch = string.sub(s, pos, pos + n - 1) end
+  pos = pos + n
+  while pos <= #s do
+    local from, m, till = pos
+    n, pos = struct.unpack('>i4', s, pos)
+    m = string.sub(s, pos, pos + n - 1)
+    till, pos = struct.unpack('>i8', s, pos + n)
+    if m == mine then cur = till
+    elseif till >= now then
+      members = members + 1
+      kept[#kept + 1] = string.sub(s, from, pos - 1)
+    end
   end
 end
-local w = {}
-if not epoch then
-  epoch = ARGV[3]
-  w[#w + 1] = 'epoch'; w[#w + 1] = epoch
-end
-local setLast
-if held > 0 and (not last or last < held) then
-  last = held
-  setLast = held
-end
+epoch = epoch or ARGV[3]
+if held > 0 and (not last or last < held) then last = held end
 if last and (interval > 0 or not peek) and last + interval > at then at = last + interval end
 if pause and pause > at then at = pause end
 if peek then return {0, at, 0, epoch} end
@@ -110,27 +115,21 @@ local reserved = 1
 if limit > 0 and at > limit then reserved = 0 end
 local seen = now + window
 if reserved == 1 then seen = at + window end
-if not cur or cur < seen then
-  w[#w + 1] = mine; w[#w + 1] = string.format('%d', seen)
-end
+if cur and cur > seen then seen = cur end
 local upto = math.max(seen, now)
 if last then upto = math.max(upto, last + interval) end
 if reserved == 1 then
-  setLast = at + spread
-  upto = math.max(upto, at + spread + interval)
+  last = at + spread
+  upto = math.max(upto, last + interval)
 end
 if pause then upto = math.max(upto, pause) end
-if setLast then
-  w[#w + 1] = 'last'; w[#w + 1] = string.format('%d', setLast)
-end
-if not keep or keep < upto then
-  w[#w + 1] = 'keep'; w[#w + 1] = string.format('%d', upto)
-else
-  upto = keep
-end
-if #w > 0 then redis.call('HSET', KEYS[1], unpack(w)) end
-if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
-redis.call('PEXPIRE', KEYS[1], math.floor((upto - now) / 1000) + margin)
+if keep and keep > upto then upto = keep end
+local flags = 0
+if last then flags = 1 end
+if pause then flags = flags + 2 end
+redis.call('SET', KEYS[1], struct.pack('>Bi8i8i8i4', flags, last or 0, pause or 0, upto, #epoch) .. epoch ..
+  table.concat(kept) .. struct.pack('>i4', #mine) .. mine .. struct.pack('>i8', seen),
+  'PX', math.floor((upto - now) / 1000) + margin)
 return {reserved, at, members, epoch}
 `)
 
@@ -139,8 +138,11 @@ return {reserved, at, members, epoch}
 	// one, by moving the last slot one interval before it, so the next
 	// reservation can take it again.
 	cancelScript = redis.NewScript(`
-if tonumber(redis.call('HGET', KEYS[1], 'last')) == tonumber(ARGV[1]) then
-  redis.call('HSET', KEYS[1], 'last', string.format('%d', tonumber(ARGV[1]) - tonumber(ARGV[2])))
+local s = redis.call('GET', KEYS[1])
+if not s then return 0 end
+local flags, last = struct.unpack('>Bi8', s)
+if flags % 2 == 1 and last == tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], string.sub(s, 1, 1) .. struct.pack('>i8', last - tonumber(ARGV[2])) .. string.sub(s, 10), 'KEEPTTL')
 end
 return 0
 `)
@@ -149,10 +151,16 @@ return 0
 	// long the key must at least be kept, in ms. A pause only ever grows.
 	pauseScript = redis.NewScript(`
 local untilAt, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
-local cur = tonumber(redis.call('HGET', KEYS[1], 'pause'))
-if cur and cur >= untilAt then return 0 end
-redis.call('HSET', KEYS[1], 'pause', ARGV[1])
-if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
+local s = redis.call('GET', KEYS[1])
+if not s then
+  redis.call('SET', KEYS[1], struct.pack('>Bi8i8i8i4', 2, 0, untilAt, 0, 0), 'PX', keep)
+  return 1
+end
+local flags, last, pause = struct.unpack('>Bi8i8', s)
+if flags >= 2 and pause >= untilAt then return 0 end
+if flags < 2 then flags = flags + 2 end
+redis.call('SET', KEYS[1], struct.pack('>B', flags) .. string.sub(s, 2, 9) .. struct.pack('>i8', untilAt) .. string.sub(s, 18),
+  'PX', math.max(redis.call('PTTL', KEYS[1]), keep))
 return 1
 `)
 )
