@@ -106,6 +106,11 @@ type origin struct {
 	// payFailures counts its pay-per-crawl InternalErrors in a row.
 	price       atomic.Int64
 	payFailures atomic.Int32
+
+	// deferred is when a first robots.txt fetch that a redirect into a
+	// paused origin stopped short starts again (UnixNano; 0: none), which
+	// NextFree answers while no state is held.
+	deferred atomic.Int64
 }
 
 // current returns the origin's state, or nil before the first renewal.
@@ -276,6 +281,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 				if lease == leaseHeld {
 					c.store.unlease(ctx, o.key)
 				}
+				o.deferred.Store(res.deferred.UnixNano())
 				c.sleep(ctx, res.deferred.Sub(c.now()))
 				c.waitPause(ctx, o, c.now())
 				return c.refresh(ctx, o, prev)

@@ -605,6 +605,34 @@ func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
 	}
 }
 
+// TestNextFreeWaitsForADeferredFirstFetch checks that while an origin's
+// first robots.txt fetch waits out the pause of the origin its redirect
+// leads to, NextFree answers that pause's end: nothing goes before it.
+func TestNextFreeWaitsForADeferredFirstFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Host == "a.example" {
+				http.Redirect(w, r, "http://b.example/robots.txt", http.StatusMovedPermanently)
+				return
+			}
+			w.Write([]byte(allowAll))
+		})
+		fleet := NewMemoryFleet()
+		tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+		end := time.Now().Add(10 * time.Minute)
+		fleet.Pause(context.Background(), "http://b.example", end)
+		done := make(chan error, 1)
+		go func() { done <- tr.Check(context.Background(), "http://a.example/page") }()
+		synctest.Wait()
+		if free, err := tr.NextFree(context.Background(), "http://a.example/page"); err != nil || free.Before(end) {
+			t.Errorf("NextFree while the first fetch waits for b.example's pause = %v, %v; want %v, its end", free, err, end)
+		}
+		if err := bubbleRecv(t, done, "Check"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestRedirectDeferredFetch checks what a robots.txt fetch stopped short
 // of a paused origin its redirect leads to comes to: a first fetch made
 // again once that pause ends waits for its own origin's pause too, come

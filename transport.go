@@ -362,7 +362,10 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 //
 // NextFree decides nothing (Check does) and fetches nothing: for an
 // origin whose robots.txt is not held, the delay is Options.MinDelay,
-// since the request will fetch it first. A URL that robots.txt does not
+// since the request will fetch it first, and the answer is no earlier
+// than the retry time of its last unreachable robots.txt, even once the
+// origin was forgotten, nor than the end of the pause of another origin
+// that its first robots.txt fetch, redirected there, waits out. A URL that robots.txt does not
 // govern gets an error matching ErrNotHTTP, and an unknown purpose in
 // Options.Purposes one matching ErrUnknownPurpose; a context that ends
 // first, or during the store's answer, its error.
@@ -391,6 +394,10 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		delay = t.pacer.delayFor(agent)
 	} else if at, ok := t.origins.retryAt(o.key, now); ok && !tg.robotsTxt {
 		retry = at
+	} else {
+		// A first fetch waiting out a redirect's pause: nothing goes
+		// before it.
+		retry = unixTime(o.deferred.Load())
 	}
 	at, err := t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)
 	if err != nil {
