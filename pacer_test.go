@@ -806,6 +806,20 @@ func TestStoreWritesHoldNoRequestPastItsDeadline(t *testing.T) {
 	}
 }
 
+// busySite returns a site whose /busy, once answer is closed, answers 429
+// with a Retry-After of an hour.
+func busySite(answer <-chan struct{}) *fakeSite {
+	site := newFakeSite(nil)
+	site.setPages(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			hold(r, answer)
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	return site
+}
+
 // TestPauseHoldsWaiters checks that a Retry-After holds the requests
 // already waiting in line, not only those that come after it: a waiter
 // booked a delay after the request that was answered 429 is sent no
@@ -813,14 +827,7 @@ func TestStoreWritesHoldNoRequestPastItsDeadline(t *testing.T) {
 func TestPauseHoldsWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		answer := make(chan struct{})
-		site := newFakeSite(nil)
-		site.setPages(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/busy" {
-				hold(r, answer)
-				w.Header().Set("Retry-After", "3600")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		site := busySite(answer)
 		tr := newBubbleTransport(site, Options{MinDelay: time.Second})
 		start := time.Now()
 		busy := make(chan error, 1)
@@ -855,14 +862,7 @@ func TestPauseHoldsWaiters(t *testing.T) {
 func TestPauseWakesTheHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		answer := make(chan struct{})
-		site := newFakeSite(nil)
-		site.setPages(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/busy" {
-				hold(r, answer)
-				w.Header().Set("Retry-After", "3600")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		site := busySite(answer)
 		tr := newBubbleTransport(site, Options{MinDelay: 10 * time.Second})
 		start := time.Now()
 		busy := make(chan error, 1)
