@@ -347,7 +347,21 @@ func TestFirstCallWaitsForTheSchemaPastItsTimeout(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(3*timeout, func() { conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`) })
+	// The lock is let go from another goroutine, on conn, which is
+	// released only once that is done.
+	unlocked := make(chan struct{})
+	go func() {
+		defer close(unlocked)
+		time.Sleep(3 * timeout)
+		conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`)
+	}()
+	defer func() {
+		select {
+		case <-unlocked:
+		case <-time.After(time.Minute):
+			t.Error("the advisory lock not let go within a minute")
+		}
+	}()
 	if _, found, err := store.Load(ctx, robots.RecordKey{Origin: "https://site.example"}); found || err != nil {
 		t.Fatalf("the first Load while another process makes the schema = found %v, %v; want no record, no error", found, err)
 	}
