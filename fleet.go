@@ -211,6 +211,33 @@ func detachedFor(ctx context.Context, d time.Duration) (context.Context, context
 	return boundFor(context.WithoutCancel(ctx), d)
 }
 
+// land starts a store write that is to land even when the request making
+// it gave up: detached from ctx and bounded by bound (Options.FetchTimeout).
+// The channel returned is closed once the write is done; the request
+// waits for it only while ctx lasts (whileWaiting), so that a store that
+// does not answer never holds a request past its deadline. failed is
+// logged with about and the write's error.
+func land(ctx context.Context, bound time.Duration, logger *slog.Logger, failed string, about slog.Attr, write func(context.Context) error) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wctx, cancel := detachedFor(ctx, bound)
+		defer cancel()
+		if err := write(wctx); err != nil {
+			logger.Warn(failed, about, "error", err)
+		}
+	}()
+	return done
+}
+
+// whileWaiting waits until done is closed or ctx ends.
+func whileWaiting(ctx context.Context, done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // boundFor returns ctx, which has no deadline, bounded by d, the
 // transport's own bound on a store call that no caller waits for:
 // CallerGaveUp reads its passing as the store's failure to answer.

@@ -391,33 +391,6 @@ func (p *pacer) tell(ctx context.Context, l *line, failed string, write func(con
 	return land(ctx, p.detachedFor, p.logger, failed, slog.String("origin", string(l.key)), write)
 }
 
-// land starts a store write that is to land even when the request making
-// it gave up: detached from ctx and bounded by bound (Options.FetchTimeout).
-// The channel returned is closed once the write is done; the request
-// waits for it only while ctx lasts (whileWaiting), so that a store that
-// does not answer never holds a request past its deadline. failed is
-// logged with about and the write's error.
-func land(ctx context.Context, bound time.Duration, logger *slog.Logger, failed string, about slog.Attr, write func(context.Context) error) chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		wctx, cancel := detachedFor(ctx, bound)
-		defer cancel()
-		if err := write(wctx); err != nil {
-			logger.Warn(failed, about, "error", err)
-		}
-	}()
-	return done
-}
-
-// whileWaiting waits until done is closed or ctx ends.
-func whileWaiting(ctx context.Context, done <-chan struct{}) {
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
 // sleepIn sleeps the head w of l for d, another waiter until woken (the
 // line moved, a pause); a wake ends the head's sleep too, by cancelling
 // it, so that no goroutine watches a sleeping head.
