@@ -107,10 +107,17 @@ type origin struct {
 	price       atomic.Int64
 	payFailures atomic.Int32
 
-	// deferred is when a first robots.txt fetch that a redirect into a
-	// paused origin stopped short starts again (UnixNano; 0: none), which
-	// NextFree answers while no state is held.
-	deferred atomic.Int64
+	// deferred is what a first robots.txt fetch that a redirect into a
+	// paused origin stopped short waits out (nil: none), which NextFree
+	// answers while no state is held.
+	deferred atomic.Pointer[deferral]
+}
+
+// deferral is a first robots.txt fetch waiting out the pause of the
+// origin its redirect leads to: until then, as last known, at by.
+type deferral struct {
+	until time.Time
+	by    *url.URL
 }
 
 // current returns the origin's state, or nil before the first renewal.
@@ -281,7 +288,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 				if lease == leaseHeld {
 					c.store.unlease(ctx, o.key)
 				}
-				o.deferred.Store(res.deferred.UnixNano())
+				o.deferred.Store(&deferral{until: res.deferred, by: res.deferredBy})
 				c.sleep(ctx, res.deferred.Sub(c.now()))
 				c.waitPause(ctx, o, c.now())
 				return c.refresh(ctx, o, prev)

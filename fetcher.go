@@ -88,9 +88,10 @@ type fetchResult struct {
 	err          error         // why unreachable, or why a redirect was not followed
 	took         time.Duration // how long the fetch took, redirects included
 	// deferred, if not zero, is the end of the pause of the origin a
-	// redirect led into: the fetch stopped short of it, to be made again
-	// then, and came to nothing to keep.
-	deferred time.Time
+	// redirect led into, at deferredBy: the fetch stopped short of it, to
+	// be made again then, and came to nothing to keep.
+	deferred   time.Time
+	deferredBy *url.URL
 }
 
 // unreachable is the result of a fetch of robotsURL that got no answer
@@ -178,7 +179,7 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 				if !strings.EqualFold(loc.Host, at.Host) || loc.Scheme != at.Scheme {
 					// No request goes to another origin in its pause.
 					if until := f.pausedUntil(ctx, loc, f.now()); until.After(f.now()) {
-						res.deferred = until
+						res.deferred, res.deferredBy = until, loc
 						res.err = fmt.Errorf("robots: %s redirects to %s, in a Retry-After pause until %s", cur, next, until.UTC().Format(time.RFC3339))
 						return res
 					}

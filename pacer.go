@@ -429,6 +429,20 @@ func (p *pacer) pausedFor(ctx context.Context, key OriginKey, now time.Time) tim
 	return p.paused(ctx, p.lines.get(key), now)
 }
 
+// pauseEnd returns the end of the pause of the origin key names as of
+// now, the store asked afresh (a round trip): the later of this process's
+// and the one any member stored, which may have grown since this process
+// last read it.
+func (p *pacer) pauseEnd(ctx context.Context, key OriginKey, now time.Time) time.Time {
+	until := p.lines.get(key).pausedAt()
+	if p.fleet != nil {
+		if stored, err := p.fleet.NextSlot(ctx, key, SlotRequest{Member: p.member, Now: now}); err == nil && stored.After(slotTime(now)) {
+			until = latest(until, stored)
+		}
+	}
+	return until
+}
+
 // paused returns the end of l's pause: the process's own, and the one any
 // member stored, read once for the unpaced requests that ask meanwhile
 // (a crawl at MinDelay -1 sends thousands at once).

@@ -607,7 +607,8 @@ func TestNoRobotsRedirectIntoAPausedOrigin(t *testing.T) {
 
 // TestNextFreeWaitsForADeferredFirstFetch checks that while an origin's
 // first robots.txt fetch waits out the pause of the origin its redirect
-// leads to, NextFree answers that pause's end: nothing goes before it.
+// leads to, NextFree answers that pause's end, as it grows: nothing goes
+// before it.
 func TestNextFreeWaitsForADeferredFirstFetch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
@@ -626,6 +627,14 @@ func TestNextFreeWaitsForADeferredFirstFetch(t *testing.T) {
 		synctest.Wait()
 		if free, err := tr.NextFree(context.Background(), "http://a.example/page"); err != nil || free.Before(end) {
 			t.Errorf("NextFree while the first fetch waits for b.example's pause = %v, %v; want %v, its end", free, err, end)
+		}
+		// Another member makes the pause longer: the fetch waits for its
+		// new end, and NextFree says so.
+		time.Sleep(time.Minute)
+		end = end.Add(10 * time.Minute)
+		fleet.Pause(context.Background(), "http://b.example", end)
+		if free, err := tr.NextFree(context.Background(), "http://a.example/page"); err != nil || free.Before(end) {
+			t.Errorf("NextFree once b.example's pause grew = %v, %v; want %v, its new end", free, err, end)
 		}
 		if err := bubbleRecv(t, done, "Check"); err != nil {
 			t.Fatal(err)

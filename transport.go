@@ -394,10 +394,13 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		delay = t.pacer.delayFor(agent)
 	} else if at, ok := t.origins.retryAt(o.key, now); ok && !tg.robotsTxt {
 		retry = at
-	} else {
-		// A first fetch waiting out a redirect's pause: nothing goes
-		// before it.
-		retry = unixTime(o.deferred.Load())
+	} else if d := o.deferred.Load(); d != nil {
+		// A first fetch waiting out a redirect's pause, which another
+		// member may have made longer: nothing goes before it.
+		retry = d.until
+		if by, err := targetFor(d.by, ""); err == nil {
+			retry = latest(retry, t.pacer.pauseEnd(ctx, by.id.key(), now))
+		}
 	}
 	at, err := t.pacer.nextFree(ctx, t.pacer.lineOf(o.key, &o.line), delay, now)
 	if err != nil {
