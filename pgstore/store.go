@@ -129,6 +129,37 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 // them. It is safe to run any number of times, from any number of
 // processes.
 func (s *Store) Migrate(ctx context.Context) error {
+	for tries := 1; ; tries++ {
+		err := s.migrateOnce(ctx)
+		// A connection can still see the schema as missing after another
+		// process made it (a dropped schema's name stays in its catalog
+		// cache, which taking the advisory lock does not refresh), and
+		// then fails to make it again as a duplicate: a new transaction
+		// sees it made.
+		if err == nil || !duplicate(err) || tries == migrateTries {
+			return err
+		}
+	}
+}
+
+// migrateTries bounds the tries of Migrate that fail on a duplicate.
+const migrateTries = 3
+
+// duplicate reports an error of an object made twice.
+func duplicate(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "23505", "42P06", "42P07", "42710", "42723": // unique_violation, duplicate_schema, duplicate_table, duplicate_object, duplicate_function
+		return true
+	}
+	return false
+}
+
+// migrateOnce is one try of Migrate, in one transaction.
+func (s *Store) migrateOnce(ctx context.Context) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)

@@ -328,6 +328,56 @@ func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 	}
 }
 
+// TestDroppedSchemaMadeAgainByMembersAtOnce: members that meet a dropped
+// schema at once, each on its own pool whose connections used it before,
+// all make it again and answer, counting no error: making it is safe from
+// any number of processes.
+func TestDroppedSchemaMadeAgainByMembersAtOnce(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	var stores []*pgstore.Store
+	var pool *pgxpool.Pool
+	for range 3 {
+		s, p := openStore(t, srv.URL, "shared", pgstore.Options{Timeout: 10 * time.Second, Cooldown: time.Hour})
+		stores, pool = append(stores, s), p
+	}
+	origin := robots.OriginKey("https://site.example")
+	reserve := func(s *pgstore.Store) error {
+		_, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Member: "m", Now: time.Now(), Interval: time.Millisecond})
+		return err
+	}
+	for round := range 10 {
+		var wg sync.WaitGroup
+		for _, s := range stores {
+			for range 4 {
+				wg.Go(func() { reserve(s) })
+			}
+		}
+		wg.Wait()
+		if _, err := pool.Exec(ctx, `DROP SCHEMA shared CASCADE`); err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 4*len(stores))
+		for _, s := range stores {
+			for range 4 {
+				wg.Go(func() { errs <- reserve(s) })
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: a reservation on the dropped schema = %v; want it made again and no error", round, err)
+			}
+		}
+	}
+	for i, s := range stores {
+		if st := s.Stats(); st.Errors != 0 {
+			t.Errorf("store %d: Stats = %+v; want no error", i, st)
+		}
+	}
+}
+
 // TestFirstCallWaitsForTheSchemaPastItsTimeout: a store's first call
 // makes the schema, waiting on another process making it (its advisory
 // lock held here), longer than a call's Timeout: the call answers once
