@@ -43,20 +43,28 @@ type robotsCache struct {
 	// outages holds, for each origin whose robots.txt was last found
 	// unreachable, when it is to be fetched again and after how many
 	// failures, kept while that time is to come however many origins
-	// the table and the store forget meanwhile: forgetting an origin
-	// never brings its next fetch forward nor ends its back-off.
+	// the table and the store forget meanwhile (up to 16 x MaxOrigins
+	// origins unreachable at once, the table's bound): forgetting an
+	// origin never brings its next fetch forward nor ends its back-off.
 	outages table[*outage]
 }
 
-// outage is what an origin's last unreachable record says, without its
-// bodies: when its robots.txt is fetched again, after how many failures,
-// and why. It is safe for concurrent use.
-type outage struct{ rec atomic.Pointer[record] }
+// outage is what an origin's last unreachable record says of its next
+// fetch (nil once the origin is reachable). It is safe for concurrent use.
+type outage struct{ last atomic.Pointer[failure] }
+
+// failure is the part of an unreachable record an outage keeps: small,
+// since a crawl may meet many unreachable origins at once.
+type failure struct {
+	fetchedAt, retryAt time.Time
+	failures, status   int
+	err                string
+}
 
 // busy reports whether the outage still holds a fetch back at now.
 func (u *outage) busy(now time.Time) bool {
-	r := u.rec.Load()
-	return r != nil && r.RetryAt.After(now)
+	f := u.last.Load()
+	return f != nil && f.retryAt.After(now)
 }
 
 // init readies c to hold cfg.maxOrigins origins weighing at most
@@ -72,7 +80,7 @@ func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base
 		timeout: cfg.fetchTimeout, now: now, logger: cfg.logger,
 		pausedUntil: func(context.Context, *url.URL, time.Time) time.Time { return time.Time{} },
 	}
-	c.outages.init(cfg.maxOrigins, now, func(OriginKey) *outage { return new(outage) })
+	c.outages.init(4*cfg.maxOrigins, now, func(OriginKey) *outage { return new(outage) })
 	c.table = otter.Must(&otter.Options[originID, *origin]{
 		MaximumWeight: uint64(cfg.maxRobotsBytes),
 		Weigher: countingWeigher(cfg.maxRobotsBytes, cfg.maxOrigins, func(_ originID, o *origin) int64 {
@@ -372,12 +380,10 @@ func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
 		c.logFetch(o, *fetched, &st.rec)
 	}
 	o.st.Store(st)
-	if st.rec.Outcome == Unreachable {
-		kept := st.rec
-		kept.Body, kept.BodyLen, kept.Good = nil, 0, nil
-		c.outages.get(o.key).rec.Store(&kept)
+	if r := &st.rec; r.Outcome == Unreachable {
+		c.outages.get(o.key).last.Store(&failure{fetchedAt: r.FetchedAt, retryAt: r.RetryAt, failures: r.Failures, status: r.Status, err: r.Err})
 	} else if u, ok := c.outages.peek(o.key); ok {
-		u.rec.Store(nil)
+		u.last.Store(nil)
 	}
 	if cur, ok := c.table.GetIfPresent(o.id); ok && cur == o {
 		c.table.Set(o.id, o)
@@ -396,13 +402,11 @@ func (c *robotsCache) outageOf(key OriginKey, now time.Time) *record {
 	if !ok {
 		return nil
 	}
-	kept := u.rec.Load()
-	if kept == nil {
+	f := u.last.Load()
+	if f == nil {
 		return nil
 	}
-	rec := *kept
-	rec.Since = now
-	return &rec
+	return &record{Outcome: Unreachable, Status: f.status, FetchedAt: f.fetchedAt, Since: now, RetryAt: f.retryAt, Failures: f.failures, Err: f.err}
 }
 
 // retryAt returns when the robots.txt of the origin key names, neither

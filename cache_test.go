@@ -95,6 +95,31 @@ func TestForgottenOutageKeepsItsRetryAt(t *testing.T) {
 	})
 }
 
+// TestManyForgottenOutagesKeepTheirRetryAt checks that a crawl meeting
+// many more unreachable origins than MaxOrigins at once, past 4 times as
+// many, still refuses the first of them without a fetch until their
+// RetryAt.
+func TestManyForgottenOutagesKeepTheirRetryAt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(serve(http.StatusServiceUnavailable, ""))
+		const maxOrigins, unreachable = 300, 4500
+		tr := newBubbleTransport(site, Options{MaxOrigins: maxOrigins, MinBackoff: time.Hour})
+		ctx := context.Background()
+		for i := range unreachable {
+			if err := tr.Check(ctx, fmt.Sprintf("http://down%d.example/", i)); !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("down%d.example: %v, want refused", i, err)
+			}
+		}
+		fetched := len(site.robotsHits())
+		for i := range 10 {
+			tr.Check(ctx, fmt.Sprintf("http://down%d.example/", i))
+		}
+		if n := len(site.robotsHits()) - fetched; n != 0 {
+			t.Errorf("%d of the first 10 origins fetched again before their RetryAt, after %d unreachable origins; want none", n, unreachable)
+		}
+	})
+}
+
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
 // falls back to its last good copy, or with none to allowing everything,
 // and refuses everything until then (RFC 9309 section 2.3.1.4).
