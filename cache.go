@@ -56,9 +56,10 @@ type outage struct{ last atomic.Pointer[failure] }
 // failure is the part of an unreachable record an outage keeps: small,
 // since a crawl may meet many unreachable origins at once.
 type failure struct {
-	fetchedAt, retryAt time.Time
-	failures, status   int
-	err                string
+	since, fetchedAt, retryAt time.Time
+	failures, status          int
+	err                       string
+	good                      bool // the record kept a last good copy
 }
 
 // busy reports whether the outage still holds a fetch back at now.
@@ -381,7 +382,7 @@ func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
 	}
 	o.st.Store(st)
 	if r := &st.rec; r.Outcome == Unreachable {
-		c.outages.get(o.key).last.Store(&failure{fetchedAt: r.FetchedAt, retryAt: r.RetryAt, failures: r.Failures, status: r.Status, err: r.Err})
+		c.outages.get(o.key).last.Store(&failure{since: r.Since, fetchedAt: r.FetchedAt, retryAt: r.RetryAt, failures: r.Failures, status: r.Status, err: r.Err, good: r.Good != nil})
 	} else if u, ok := c.outages.peek(o.key); ok {
 		u.last.Store(nil)
 	}
@@ -392,11 +393,11 @@ func (c *robotsCache) keep(o *origin, st *state, fetched *fetchResult) *state {
 }
 
 // outageOf returns, for an origin neither held nor stored, the record of
-// its last outage kept in c.outages, if any: unreachable until its
-// RetryAt, after as many failures, so that a fetch past it doubles the
-// back-off. Its last good copy and when the outage began are forgotten
-// with the origin, so the outage is counted from now, as a new one
-// would be.
+// its last outage kept in c.outages, if any: unreachable since the outage
+// began, until its RetryAt, after as many failures, so that a fetch past
+// it doubles the back-off and 30 days of outage fall back to allowing
+// everything. An outage whose last good copy was forgotten with the
+// origin counts its 30 days from now instead.
 func (c *robotsCache) outageOf(key OriginKey, now time.Time) *record {
 	u, ok := c.outages.peek(key)
 	if !ok {
@@ -406,7 +407,13 @@ func (c *robotsCache) outageOf(key OriginKey, now time.Time) *record {
 	if f == nil {
 		return nil
 	}
-	return &record{Outcome: Unreachable, Status: f.status, FetchedAt: f.fetchedAt, Since: now, RetryAt: f.retryAt, Failures: f.failures, Err: f.err}
+	since := f.since
+	if f.good {
+		// Its last good copy is forgotten: the 30 days that would fall
+		// back to it count again, rather than fall back to nothing.
+		since = now
+	}
+	return &record{Outcome: Unreachable, Status: f.status, FetchedAt: f.fetchedAt, Since: since, RetryAt: f.retryAt, Failures: f.failures, Err: f.err}
 }
 
 // retryAt returns when the robots.txt of the origin key names, neither

@@ -120,6 +120,48 @@ func TestManyForgottenOutagesKeepTheirRetryAt(t *testing.T) {
 	})
 }
 
+// TestForgottenOutageFallsBackAfter30Days checks that an origin whose
+// robots.txt was never reachable, forgotten between its retries as a
+// broad crawl forgets, still falls back to allowing everything after 30
+// days of outage, as one held throughout does.
+func TestForgottenOutageFallsBackAfter30Days(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Host == "down.example" {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			io.WriteString(w, allowAll)
+		})
+		// A retry a day, and enough other origins between two that the
+		// origin table's admission forgets even an origin it met often.
+		tr := newBubbleTransport(site, Options{MaxOrigins: 2, MinBackoff: 24 * time.Hour, MaxBackoff: 24 * time.Hour})
+		ctx := context.Background()
+		start, others := time.Now(), 0
+		for {
+			err := tr.Check(ctx, "http://down.example/page")
+			if err == nil {
+				break
+			}
+			de, ok := errors.AsType[*DisallowedError](err)
+			if !ok {
+				t.Fatal(err)
+			}
+			if time.Since(start) > 31*24*time.Hour {
+				t.Fatalf("still refused after %v of outage: %v; want everything allowed after 30 days", time.Since(start), err)
+			}
+			for range 500 {
+				others++
+				tr.Check(ctx, fmt.Sprintf("http://site%d.example/", others))
+			}
+			time.Sleep(time.Until(de.RetryAt))
+		}
+		if d := time.Since(start); d < DefaultFallbackAfter {
+			t.Errorf("allowed after %v of outage, want refused for %v", d, DefaultFallbackAfter)
+		}
+	})
+}
+
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
 // falls back to its last good copy, or with none to allowing everything,
 // and refuses everything until then (RFC 9309 section 2.3.1.4).
