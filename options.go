@@ -162,7 +162,9 @@ type Options struct {
 	Fleet Fleet
 	// MaxOrigins is how many origins' parsed robots.txt are held in
 	// memory, the least useful forgotten first; a forgotten origin is
-	// reloaded from Cache. Politeness slots and pauses are kept apart, for
+	// reloaded from Cache. Politeness slots and pauses, and the retry
+	// time, back-off and start of an unreachable robots.txt's outage (not
+	// its last good copy, which only Cache keeps), are kept apart, for
 	// four times as many origins (at least 1,024, finished ones forgotten
 	// first), so that forgetting an origin never shortens a wait; while
 	// more origins than that are paused or within their delay at once,
