@@ -131,18 +131,20 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 func (s *Store) Migrate(ctx context.Context) error {
 	for tries := 1; ; tries++ {
 		err := s.migrateOnce(ctx)
-		// A connection can still see the schema as missing after another
-		// process made it (a dropped schema's name stays in its catalog
-		// cache, which taking the advisory lock does not refresh), and
-		// then fails to make it again as a duplicate: a new transaction
-		// sees it made.
-		if err == nil || !duplicate(err) || tries == migrateTries {
+		// A connection can see a schema dropped and made again by other
+		// processes as it was (its catalog cache, which taking the
+		// advisory lock does not refresh): as missing after another made
+		// it, failing to make it again as a duplicate, or as there after
+		// another dropped it, failing to make its tables in it. A new
+		// transaction sees it as it is.
+		if err == nil || !duplicate(err) && !missingSchema(err) || tries == migrateTries {
 			return err
 		}
 	}
 }
 
-// migrateTries bounds the tries of Migrate that fail on a duplicate.
+// migrateTries bounds the tries of Migrate that fail on a duplicate or a
+// missing schema.
 const migrateTries = 3
 
 // duplicate reports an error of an object made twice.
