@@ -99,6 +99,10 @@ func TestKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Nor does a short pause.
+	if err := s.Pause(ctx, long, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]time.Duration{
 		"fleet:rs1:{" + origin + "}:record":            time.Hour,
 		"fleet:rs1:{" + origin + "}:record examplebot": time.Hour,
