@@ -365,10 +365,10 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // since the request will fetch it first, and the answer is no earlier
 // than the retry time of its last unreachable robots.txt, even once the
 // origin was forgotten, nor than the end of the pause of another origin
-// that its first robots.txt fetch, redirected there, waits out. A URL that robots.txt does not
-// govern gets an error matching ErrNotHTTP, and an unknown purpose in
-// Options.Purposes one matching ErrUnknownPurpose; a context that ends
-// first, or during the store's answer, its error.
+// that its first robots.txt fetch, redirected there, waits out. A URL
+// that robots.txt does not govern gets an error matching ErrNotHTTP, and
+// an unknown purpose in Options.Purposes one matching ErrUnknownPurpose;
+// a context that ends first, or during the store's answer, its error.
 func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, error) {
 	t.init()
 	if t.cfg.invalid != nil {
