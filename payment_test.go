@@ -979,10 +979,15 @@ func TestPaymentCallerGivingUpIsNoRefusal(t *testing.T) {
 }
 
 // ctxLedgerFleet is a MemoryFleet whose Settle fails once its caller's
-// context ended, as a store over the network does.
-type ctxLedgerFleet struct{ *MemoryFleet }
+// context ended, as a store over the network does; each Settle's answer
+// is told on settled.
+type ctxLedgerFleet struct {
+	*MemoryFleet
+	settled chan error
+}
 
-func (f ctxLedgerFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) error {
+func (f ctxLedgerFleet) Settle(ctx context.Context, crawl, url string, reserved, charged int64) (err error) {
+	defer func() { f.settled <- err }()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -997,7 +1002,7 @@ func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
 	site := newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01"})
 	srv := httptest.NewServer(site)
 	defer srv.Close()
-	fleet := ctxLedgerFleet{NewMemoryFleet()}
+	fleet := ctxLedgerFleet{NewMemoryFleet(), make(chan error, 2)}
 	var cancelB context.CancelFunc
 	base := rtFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := srv.Client().Transport.RoundTrip(req)
@@ -1017,6 +1022,12 @@ func TestPaymentChargeSettledAfterTheCallerLeft(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/b", nil)
 	if resp, err := tr.RoundTrip(req); err == nil {
 		resp.Body.Close()
+	}
+	// The charges land whether or not the caller waits for them.
+	for _, page := range []string{"/a", "/b"} {
+		if err := recvWithin(t, fleet.settled, waitCeiling, page+"'s charge to be settled"); err != nil {
+			t.Errorf("%s's charge: %v, want it settled", page, err)
+		}
 	}
 	if got := tr.Stats().Spent.Micros; got != 20000 {
 		t.Fatalf("Stats().Spent = %d µUSD, want 20000: both pages charged", got)
