@@ -20,6 +20,16 @@ import (
 // freshness, a back-off or 30 days of outage at once, and the fakeSite
 // counts the fetches. They use only the transport's exported API.
 
+// downExample answers down.example's robots.txt 503, every other
+// origin's with allowAll.
+func downExample(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Host == "down.example" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	io.WriteString(w, allowAll)
+}
+
 // TestForgottenOutageKeepsItsRetryAt checks that an origin whose
 // robots.txt is unreachable, forgotten by the origin table and the
 // default store as a broad crawl meets other origins, is refused without
@@ -27,13 +37,7 @@ import (
 // doubles the back-off, as if the origin had never been forgotten.
 func TestForgottenOutageKeepsItsRetryAt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Host == "down.example" {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			io.WriteString(w, allowAll)
-		})
+		site := newFakeSite(downExample)
 		const backoff = 10 * time.Minute
 		tr := newBubbleTransport(site, Options{MaxOrigins: 2, MinBackoff: backoff})
 		ctx := context.Background()
@@ -126,13 +130,7 @@ func TestManyForgottenOutagesKeepTheirRetryAt(t *testing.T) {
 // days of outage, as one held throughout does.
 func TestForgottenOutageFallsBackAfter30Days(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Host == "down.example" {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			io.WriteString(w, allowAll)
-		})
+		site := newFakeSite(downExample)
 		// A retry a day, and enough other origins between two that the
 		// origin table's admission forgets even an origin it met often.
 		tr := newBubbleTransport(site, Options{MaxOrigins: 2, MinBackoff: 24 * time.Hour, MaxBackoff: 24 * time.Hour})
