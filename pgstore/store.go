@@ -149,15 +149,20 @@ const migrateTries = 3
 
 // duplicate reports an error of an object made twice.
 func duplicate(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
+	switch sqlState(err) {
 	case "23505", "42P06", "42P07", "42710", "42723": // unique_violation, duplicate_schema, duplicate_table, duplicate_object, duplicate_function
 		return true
 	}
 	return false
+}
+
+// sqlState returns the SQLSTATE of err, a PostgreSQL error, or "".
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }
 
 // migrateOnce is one try of Migrate, in one transaction.
@@ -287,11 +292,7 @@ func (s *Store) ensure(ctx context.Context) error {
 // missingSchema reports an error of a table, function or schema that does
 // not exist.
 func missingSchema(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
+	switch sqlState(err) {
 	case "42P01", "42883", "3F000": // undefined_table, undefined_function, invalid_schema_name
 		return true
 	}
