@@ -334,7 +334,9 @@ func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 // any number of processes.
 func TestDroppedSchemaMadeAgainByMembersAtOnce(t *testing.T) {
 	srv := pgtest.Start(t)
-	ctx := context.Background()
+	// Every call, and so every wait on the members, ends within a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var stores []*pgstore.Store
 	var pool *pgxpool.Pool
 	for range 3 {
