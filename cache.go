@@ -69,8 +69,8 @@ func (u *outage) busy(now time.Time) bool {
 }
 
 // init readies c to hold cfg.maxOrigins origins weighing at most
-// cfg.maxRobotsBytes, their records kept in cache (through fleet, when
-// it is shared by a fleet) and fetched on base.
+// cfg.maxRobotsBytes, their records kept in fleet, or in cache without
+// one, and fetched on base.
 func (c *robotsCache) init(cfg *config, cache httpcache.Cache, fleet Fleet, base http.RoundTripper, now func() time.Time, sleep func(context.Context, time.Duration) error, stats *counters) {
 	c.now, c.sleep, c.logger, c.stats = now, sleep, cfg.logger, stats
 	c.pausedUntil = func(context.Context, *origin, time.Time) time.Time { return time.Time{} }

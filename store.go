@@ -16,18 +16,19 @@ import (
 	"github.com/gregjones/httpcache"
 )
 
-// store keeps origins' records in Options.Cache in their stored form, one
-// record per origin (per user agent when the robots.txt varies by it),
-// through a Fleet's Load and Swap when the Cache is one (and then takes
-// the fleet's fetch lease), or else its Get and Set. It moves records and
-// their bytes, and never parses a body nor merges two records: the
-// renewal does both (cache.go). It contains the Cache: a record it cannot
-// read is missing, a panic of a method is recovered and logged and costs
-// only that call, and an error of the Fleet falls back to this process's
-// own fetch. It is safe for concurrent use when the Cache is.
+// store keeps origins' records in their stored form, one record per
+// origin (per user agent when the robots.txt varies by it): through
+// Options.Fleet's Load and Swap when there is one (and then takes the
+// fleet's fetch lease), or else Options.Cache's Get and Set. It moves
+// records and their bytes, and never parses a body nor merges two
+// records: the renewal does both (cache.go). It contains the Cache and
+// the Fleet: a record it cannot read is missing, a panic of a method is
+// recovered and logged and costs only that call, and an error of the
+// Fleet falls back to this process's own fetch. It is safe for
+// concurrent use when the Cache is.
 type store struct {
 	cache   httpcache.Cache
-	fleet   Fleet  // nil when the Cache is not shared by a fleet
+	fleet   Fleet  // Options.Fleet; nil without one
 	variant string // this transport's user-agent variant
 	token   string // this transport's lease token
 	maxSize int    // Options.MaxSize: a body read is cut to it

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crawlkit/robots/internal/norm"
 	"github.com/crawlkit/robots/internal/report"
 	"github.com/crawlkit/robots/internal/target"
 	"github.com/crawlkit/robots/policy"
@@ -76,7 +77,7 @@ func Agents(files ...*policy.Robots) [][]string {
 	for _, r := range files {
 		for _, g := range r.Groups() {
 			for _, a := range g.Agents {
-				key := strings.ToLower(a)
+				key := norm.Lower(a)
 				if seen[key] || policy.ProductToken(a) != a {
 					continue
 				}
