@@ -252,13 +252,7 @@ func (c *robotsCache) refresh(ctx context.Context, o *origin, prev *state) (base
 		// The renewal before this one brought it up to date.
 		return base, prev, nil, nil
 	}
-	// Load: another transport sharing the store may have fetched since.
-	if stored, ok := c.store.load(ctx, o.key, false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
-		base = &stored.rec
-	}
-	if base == nil {
-		base = c.outageOf(o.key, now)
-	}
+	base = c.newest(ctx, o, base, now)
 	var res fetchResult
 	due := base == nil || base.due(now)
 	// No request goes to an origin during a Retry-After pause, its
@@ -416,14 +410,34 @@ func (c *robotsCache) outageOf(key OriginKey, now time.Time) *record {
 	return &record{Outcome: Unreachable, Status: f.status, FetchedAt: f.fetchedAt, Since: since, RetryAt: f.retryAt, Failures: f.failures, Err: f.err}
 }
 
-// retryAt returns when the robots.txt of the origin key names, neither
-// held nor stored, is fetched again, if it was last unreachable and that
-// time is after now.
-func (c *robotsCache) retryAt(key OriginKey, now time.Time) (time.Time, bool) {
-	if r := c.outageOf(key, now); r != nil && r.RetryAt.After(now) {
-		return r.RetryAt, true
+// newest returns the newest record of o as a renewal reads it first:
+// base, the one held (nil for none), or the one stored when it was
+// fetched later (another transport sharing the store, or member of the
+// fleet, may have fetched since), or with neither the last outage kept.
+func (c *robotsCache) newest(ctx context.Context, o *origin, base *record, now time.Time) *record {
+	if stored, ok := c.store.load(ctx, o.key, false); ok && (base == nil || stored.rec.FetchedAt.After(base.FetchedAt)) {
+		base = &stored.rec
 	}
-	return time.Time{}, false
+	if base == nil {
+		base = c.outageOf(o.key, now)
+	}
+	return base
+}
+
+// retryAt returns when o's robots.txt is fetched again, if a request
+// sent at now finds it unreachable, and every request refused, until
+// then (after being the time an outage falls back after): by the record
+// held or, when that is due or missing, the newest one (see newest), so
+// that an outage another member met counts as the request will count it.
+func (c *robotsCache) retryAt(ctx context.Context, o *origin, now time.Time, after time.Duration) (time.Time, bool) {
+	rec := recordOf(o.current())
+	if rec == nil || rec.due(now) {
+		rec = c.newest(ctx, o, rec, now)
+	}
+	if rec == nil || !rec.RetryAt.After(now) || !(&state{rec: *rec}).rules(now, after).refuse {
+		return time.Time{}, false
+	}
+	return rec.RetryAt, true
 }
 
 // logFetch logs one robots.txt fetch of o, which led to rec.

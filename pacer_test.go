@@ -1165,6 +1165,65 @@ func TestNextFreeWhileRobotsFails(t *testing.T) {
 	}
 }
 
+// TestNextFreeSeesAnOutageAnotherMemberMet checks that NextFree, on a
+// member whose copy of the robots.txt is due (or that holds none), answers
+// no earlier than the retry time of an unreachable robots.txt another
+// member of the fleet met and stored, since a request sent earlier would
+// read that record and be refused; and that one sent at that time goes.
+func TestNextFreeSeesAnOutageAnotherMemberMet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		held bool // whether the first member holds a copy, due by then
+	}{
+		{"a copy held and due", true},
+		{"no copy held", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var failing atomic.Bool
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					if failing.Load() {
+						w.WriteHeader(http.StatusServiceUnavailable)
+						return
+					}
+					w.Header().Set("Cache-Control", "max-age=60")
+					io.WriteString(w, "User-agent: *\nAllow: /\n")
+				})
+				opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, MinFreshness: time.Minute, Fleet: NewMemoryFleet()}
+				a, b := NewTransport(site, opts), NewTransport(site, opts)
+				ctx := context.Background()
+				start := time.Now()
+				if tc.held {
+					if _, err := bubbleGet(t, a, "http://site.example/a"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Minute) // a's copy, if any, is due
+				failing.Store(true)
+				err := b.Check(ctx, "http://site.example/b")
+				var de *DisallowedError
+				if !errors.As(err, &de) || !de.RetryAt.After(time.Now()) {
+					t.Fatalf("b's Check with the robots.txt failing = %v, want it refused until a retry", err)
+				}
+				fetches := len(site.robotsHits())
+				at, err := a.NextFree(ctx, "http://site.example/c")
+				if err != nil || at.Before(de.RetryAt) {
+					t.Fatalf("a's NextFree = start + %v, %v; want no earlier than the retry b stored, start + %v",
+						at.Sub(start), err, de.RetryAt.Sub(start))
+				}
+				if n := len(site.robotsHits()); n != fetches {
+					t.Errorf("NextFree fetched robots.txt %d times, want none", n-fetches)
+				}
+				failing.Store(false)
+				time.Sleep(time.Until(at))
+				if _, err := bubbleGet(t, a, "http://site.example/c"); err != nil {
+					t.Errorf("a's request sent at NextFree's time: %v, want it sent", err)
+				}
+			})
+		})
+	}
+}
+
 // TestNextFreeFleet checks that NextFree sees the slots another member of
 // the fleet took, through the store, at the delay the site's Crawl-delay
 // sets, and that it counts no member and reserves no slot there.

@@ -352,7 +352,10 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // already waiting for it (a delay apart, a store slot's spread added in
 // a fleet, the delay times the members while the store is down), the end
 // of a Retry-After pause and, while the origin's robots.txt is
-// unreachable, the time it is fetched again (DisallowedError.RetryAt).
+// unreachable, the time it is fetched again (DisallowedError.RetryAt):
+// as the record held says, or, when that is due or missing, the newest
+// one stored, which another member of a fleet may have written, as the
+// request itself will read it.
 // It reserves nothing, counts no fleet member and never waits for a
 // slot, so that a crawl frontier can hand a worker
 // only URLs whose origin is free, and hold the others. A request sent at
@@ -385,16 +388,15 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 	o := t.origins.originFor(tg.id)
 	delay := t.pacer.minDelay
 	var retry time.Time
-	if st := o.current(); st != nil {
+	st := o.current()
+	if st != nil {
 		var own [1]string
-		agent, refused := st.pacing(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
-		if refused && !tg.robotsTxt && st.rec.RetryAt.After(now) {
-			retry = st.rec.RetryAt
-		}
+		agent, _ := st.pacing(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 		delay = t.pacer.delayFor(agent)
-	} else if at, ok := t.origins.retryAt(o.key, now); ok && !tg.robotsTxt {
+	}
+	if at, ok := t.origins.retryAt(ctx, o, now, t.decider.fallbackAfter); ok && !tg.robotsTxt {
 		retry = at
-	} else if d := o.deferred.Load(); d != nil {
+	} else if d := o.deferred.Load(); st == nil && d != nil {
 		// A first fetch waiting out a redirect's pause, which another
 		// member may have made longer: nothing goes before it.
 		retry = d.until
