@@ -8,16 +8,16 @@
 // other origin's, values byte for byte), the fetch lease (taken once,
 // refused to others while held, taken again by its holder for a new ttl,
 // given up only by its holder, freed when its ttl runs out and not
-// later), the pace (pace.go: arrival order and spacing, to the
+// later, apart from the origin's records), the pace (pace.go: arrival order and spacing, to the
 // nanosecond, the earliest and the latest slot a request can use, giving
-// a slot back, pauses, Held, each origin's pace its own, members counted
+// a slot back as it lasts, pauses and what outlives them, Held, each origin's pace its own, members counted
 // over their window, on fast and slow origins and when refused, a
 // member's last slot that a store restarted empty must not lose, and the
 // epoch, refusals and first writes included) and the ledger (ledger.go:
 // reservations within the limit each names, a URL paid once in a crawl,
-// settling, releasing, what is left). Swaps, leases, slots and
-// reservations asked at once check that each is one atomic step of the
-// store. A store that keeps no epoch (Slot.Epoch empty) or counts no
+// settling, releasing, what is left). Swaps, leases and unleases, slots
+// and slots given back, pauses, reservations, settles and releases asked
+// at once check that each is one atomic step of the store. A store that keeps no epoch (Slot.Epoch empty) or counts no
 // members (Slot.Members 0) skips what those cases check of them.
 //
 // Times are the callers' (robots.SlotRequest.Now), so the pace cases run
@@ -405,6 +405,57 @@ var leaseCases = []testCase{
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+	}},
+	{"an Unlease as the lease passes to another leaves the other's held", func(c *fleetCase) {
+		// Unlease checks the holder and frees the lease in one step: one
+		// that checks and then frees can free the lease a new holder
+		// took in between, and a third member fetches too.
+		const ttl = 20 * time.Millisecond
+		for k := range 5 {
+			c := c.on(robots.OriginKey(fmt.Sprintf("%s:%d", c.origin, 7000+k)))
+			if !c.lease(c.origin, "a", ttl) {
+				c.Fatal("Lease of a free origin refused")
+			}
+			time.Sleep(2 * ttl)
+			granted := c.race(2, func(i int) (bool, error) {
+				if i == 0 {
+					return false, c.f.Unlease(c.ctx(), c.origin, "a")
+				}
+				return c.f.Lease(c.ctx(), c.origin, "b", time.Minute)
+			})
+			if granted != 1 {
+				c.Fatalf("try %d: Lease by b %v after a's lease of %v ran out: refused", k, 2*ttl, ttl)
+			}
+			if c.lease(c.origin, "c", time.Minute) {
+				c.Fatalf("try %d: Lease by c granted while b holds the lease: a's Unlease, made as b took it, freed b's", k)
+			}
+		}
+	}},
+	{"the lease and the origin's records are kept apart", func(c *fleetCase) {
+		// A store keeping an origin's lease in its record's place would
+		// lose the record to every fetch, and every member fetch again.
+		plain, variant := robots.RecordKey{Origin: c.origin}, robots.RecordKey{Origin: c.origin, Variant: "a"}
+		if !c.swap(plain, nil, []byte("record")) || !c.swap(variant, nil, []byte("variant")) {
+			c.Fatal("Swap(nil, ...) on absent keys did not store")
+		}
+		if !c.lease(c.origin, "a", time.Minute) {
+			c.Fatal("Lease refused on an origin with records stored: the lease is no record")
+		}
+		c.wantRecord(plain, []byte("record"))
+		c.wantRecord(variant, []byte("variant"))
+		c.unlease(c.origin, "a")
+		c.wantRecord(plain, []byte("record"))
+		c.wantRecord(variant, []byte("variant"))
+		if !c.lease(c.origin, "b", time.Minute) {
+			c.Fatal("Lease refused after the holder's Unlease")
+		}
+		if !c.swap(plain, []byte("record"), []byte("record 2")) {
+			c.Fatal("Swap of the record stored did not store while the lease is held")
+		}
+		if c.lease(c.origin, "c", time.Minute) {
+			c.Error("Lease by c granted after a record was stored while b held the lease: storing the record freed it")
+		}
+		c.wantRecord(plain, []byte("record 2"))
 	}},
 	{"of Leases asked at once by different tokens, one is granted", func(c *fleetCase) {
 		if n := c.race(32, func(i int) (bool, error) {

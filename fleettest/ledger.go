@@ -137,6 +137,29 @@ var ledgerCases = []testCase{
 		}
 		c.wantReservation("the budget spent", c.reserveBudget(crawl, "/last", 1, limit), robots.Reservation{Left: 0})
 	}},
+	{"settles and releases made at once are each counted", func(c *fleetCase) {
+		// A store that reads the book and then writes it loses some.
+		const urls, price = 8, 100
+		const limit = 4 * urls * price
+		for i := range urls {
+			c.reserveBudget(crawl, fmt.Sprintf("/s%d", i), price, limit)
+			c.reserveBudget(crawl, fmt.Sprintf("/r%d", i), price, limit)
+		}
+		c.race(3*urls, func(i int) (bool, error) {
+			switch u := i % urls; i / urls {
+			case 0: // each charged what it reserved
+				return true, c.f.Settle(c.ctx(), crawl, fmt.Sprintf("/s%d", u), price, price)
+			case 1: // each given back
+				return true, c.f.Release(c.ctx(), crawl, fmt.Sprintf("/r%d", u), price)
+			default: // each charged without a reservation
+				return true, c.f.Settle(c.ctx(), crawl, fmt.Sprintf("/c%d", u), 0, price)
+			}
+		})
+		// Spent: 2 x urls x price; reserved: none.
+		want := int64(limit - 2*urls*price)
+		c.wantReservation("after every settle and release", c.reserveBudget(crawl, "/last", want+1, limit), robots.Reservation{Left: want})
+		c.wantReservation("the rest", c.reserveBudget(crawl, "/last", want, limit), robots.Reservation{Reserved: true, Left: 0})
+	}},
 	{"each Reserve is held to the limit it names", func(c *fleetCase) {
 		// A crawl's budget may be raised (or lowered) between requests:
 		// the book keeps what was spent and reserved, not a limit.

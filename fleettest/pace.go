@@ -143,6 +143,43 @@ var paceCases = []testCase{
 		// the slot given back, as if it had never been reserved.
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(d / 2), Interval: d}), c.t0.Add(d), true)
 	}},
+	{"a slot reserved with a spread is given back as it lasts", func(c *fleetCase) {
+		// The transport gives a slot back as it lasts: at its time plus
+		// the spread, reserved with the interval plus the spread.
+		const spread = 100 * time.Millisecond
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d, Spread: spread}), c.t0.Add(d), true)
+		c.cancel(c.t0.Add(d+spread), d+spread)
+		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0.Add(d / 2), Interval: d}), c.t0.Add(d), true)
+	}},
+	{"a slot given back while another is reserved is given back or kept, whole", func(c *fleetCase) {
+		// CancelSlot checks the last slot and writes it in one step: one
+		// that checks and then writes can give back a slot reserved in
+		// between, and the next comes within an interval of it.
+		for k := range 20 {
+			c := c.on(robots.OriginKey(fmt.Sprintf("%s:%d", c.origin, 8000+k)))
+			c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
+			c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0.Add(d), true)
+			var mu sync.Mutex
+			var theirs time.Time
+			c.race(2, func(i int) (bool, error) {
+				if i == 0 {
+					return true, c.f.CancelSlot(c.ctx(), c.origin, c.t0.Add(d), d)
+				}
+				slot, err := c.f.ReserveSlot(c.ctx(), c.origin, robots.SlotRequest{Member: "b", Now: c.t0, Interval: d})
+				mu.Lock()
+				theirs = slot.At
+				mu.Unlock()
+				return slot.Reserved, err
+			})
+			if !theirs.Equal(c.t0.Add(d)) && !theirs.Equal(c.t0.Add(2*d)) {
+				c.Fatalf("a slot reserved as the one before it is given back: %v, want t0+1s (given back first) or t0+2s", c.since(theirs))
+			}
+			if next := c.reserve(robots.SlotRequest{Member: "c", Now: c.t0, Interval: d}); next.At.Before(theirs.Add(d)) {
+				c.Fatalf("try %d: the slot after one reserved %v as another was given back is %v, within an interval of it", k, c.since(theirs), c.since(next.At))
+			}
+		}
+	}},
 	{"CancelSlot of a slot that is no longer the last gives nothing back", func(c *fleetCase) {
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), c.t0, true)
 		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0, Interval: d}), c.t0.Add(d), true)
@@ -215,6 +252,36 @@ var paceCases = []testCase{
 		c.wantNext(robots.SlotRequest{Now: c.t0}, until)
 		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, until)
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until, true)
+	}},
+	{"of pauses asked at once, the latest holds", func(c *fleetCase) {
+		// A store that reads the pause and then writes it lets a short
+		// pause asked at the same time undo a long one.
+		for k := range 10 {
+			c := c.on(robots.OriginKey(fmt.Sprintf("%s:%d", c.origin, 9000+k)))
+			long := c.t0.Add(time.Hour)
+			c.race(16, func(i int) (bool, error) {
+				until := c.t0.Add(time.Duration(i+1) * time.Second)
+				if i == 7 {
+					until = long
+				}
+				return true, c.f.Pause(c.ctx(), c.origin, until)
+			})
+			if got := c.next(robots.SlotRequest{Now: c.t0, Interval: d}); !got.Equal(long) {
+				c.Fatalf("try %d: after 16 pauses at once, the longest to t0+1h, NextSlot = %v, want t0+1h", k, c.since(got))
+			}
+		}
+	}},
+	{"a pause outlives the refusals and slots asked during it", func(c *fleetCase) {
+		// An origin's state is kept until its pause is past, however
+		// short-lived what is written after it.
+		until := c.t0.Add(time.Hour)
+		c.pause(until)
+		for _, at := range []time.Duration{0, time.Minute, 2 * time.Minute} {
+			now := c.t0.Add(at)
+			c.want(c.reserve(robots.SlotRequest{Member: "a", Now: now, Interval: d, Limit: now}), until, false)
+		}
+		c.want(c.reserve(robots.SlotRequest{Member: "b", Now: c.t0.Add(10 * time.Minute), Interval: d}), until, true)
+		c.wantNext(robots.SlotRequest{Now: c.t0.Add(30 * time.Minute), Interval: d}, until.Add(d))
 	}},
 	{"NextSlot reserves nothing", func(c *fleetCase) {
 		c.wantNext(robots.SlotRequest{Now: c.t0, Interval: d}, c.t0)
