@@ -122,14 +122,17 @@ func (p *pacer) wait(ctx context.Context, l *line, place *waiter, delay time.Dur
 	if place == nil {
 		place = l.join()
 	}
-	tk, err := p.hold(ctx, l, place, delay, now, recheck, 0)
+	tk, err := p.hold(ctx, l, place, delay, recheck, 0)
 	p.stats.waitedFor(max(p.now().Sub(now), 0))
 	return tk, err
 }
 
 // hold is wait for w, in l's line, asking a store slot spread at least
 // atLeast.
-func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, now time.Time, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (held *ticket, err error) {
+func (p *pacer) hold(ctx context.Context, l *line, w *waiter, delay time.Duration, recheck func(time.Time) (time.Duration, error), atLeast time.Duration) (held *ticket, err error) {
+	// The limit is as of the wait: what came before it (a price reserved
+	// in a slow store, say) is no longer left.
+	now := p.now()
 	lim, left, most := limit(ctx, now)
 	start, waited := now, false
 	defer func() {
@@ -351,7 +354,7 @@ func (p *pacer) handOn(ctx context.Context, tk *ticket) error {
 		}
 		p.cancel(ctx, tk.l, tk.at.Add(tk.spread), tk.delay+tk.spread)
 		var err error
-		if tk, err = p.hold(ctx, tk.l, tk.w, tk.delay, p.now(), nil, 2*late); err != nil {
+		if tk, err = p.hold(ctx, tk.l, tk.w, tk.delay, nil, 2*late); err != nil {
 			return err
 		}
 	}

@@ -287,6 +287,51 @@ func TestSlotNeedsATenthOfTheDeadline(t *testing.T) {
 	}
 }
 
+// slowReserveFleet is a MemoryFleet whose budget reservations take
+// took, as a budget store far away does.
+type slowReserveFleet struct {
+	*MemoryFleet
+	took time.Duration
+}
+
+func (f *slowReserveFleet) Reserve(ctx context.Context, crawl, url string, amount, limit int64) (Reservation, error) {
+	time.Sleep(f.took)
+	return f.MemoryFleet.Reserve(ctx, crawl, url, amount, limit)
+}
+
+// TestSlotLimitCountsFromTheWait checks that the latest slot a request
+// can use (its deadline less a tenth of the time left) is reckoned when
+// it comes to wait, not from when it arrived: time spent before (here
+// the price reserved up front, in a slow budget store) is no longer
+// left, but a slot within the limit as of the wait is still kept.
+func TestSlotLimitCountsFromTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay, took = time.Second, 300 * time.Millisecond
+		site := newFakeSite(nil)
+		site.setPages(newChargingSite(map[string]string{"/a": "USD 0.01", "/b": "USD 0.01"}).ServeHTTP)
+		fleet := &slowReserveFleet{MemoryFleet: NewMemoryFleet()}
+		tr := newBubbleTransport(site, Options{MinDelay: delay, Fleet: fleet, Payment: testPayment})
+		// /a's 402 tells the origin's price: /b offers it up front.
+		if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil {
+			t.Fatal(err)
+		}
+		fleet.took = took
+		var sent time.Time
+		for _, h := range site.pageHits() {
+			sent = latest(sent, h.at)
+		}
+		// The slot is a delay (and a store slot's spread) after /a's
+		// paid send; as of the wait, after the reservation, 0.9 s are
+		// left, and a tenth of them kept: the slot is within the limit.
+		ctx, cancel := context.WithDeadline(context.Background(), sent.Add(1200*time.Millisecond))
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://site.example/b", nil)
+		if _, err := bubbleRoundTrip(t, tr, req); err != nil {
+			t.Fatalf("RoundTrip = %v, want /b paid and sent: its slot lies before its deadline less a tenth of the time left once it waits", err)
+		}
+	})
+}
+
 // TestMaxWait checks WithMaxWait: a request whose slot is further away
 // than the wait allowed fails at once with a *SlotError naming the slot
 // and the bound, taking no slot, while one within it waits and is sent;
@@ -2714,7 +2759,7 @@ func TestHandOnCountsTheMoveOfTheLine(t *testing.T) {
 	w := l.join()
 	next := make(chan time.Time, 1)
 	go func() {
-		tk, err := p.hold(ctx, l, w, delay, now(), nil, 0)
+		tk, err := p.hold(ctx, l, w, delay, nil, 0)
 		if err == nil {
 			err = p.handOn(ctx, tk)
 		}
