@@ -216,6 +216,10 @@ func TestFallbackAfter30Days(t *testing.T) {
 					if info.Outcome != Unreachable || !info.Fallback || (info.Policy != nil) != tc.wantPolicy || !info.UnreachableSince.Equal(start) {
 						t.Errorf("after %v: Robots = %+v", at, info)
 					}
+					// What falls back is allowed now, retry or not.
+					if next, err := tr.NextFree(ctx, "http://site.example/public"); err != nil || next.After(time.Now()) {
+						t.Errorf("after %v: NextFree = now + %v, %v; want now: the fallback waits for no retry", at, time.Until(next), err)
+					}
 				}
 			})
 		})
