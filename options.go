@@ -85,9 +85,13 @@ type Options struct {
 	// neither Now nor Sleep: the bubble's time is the transport's.
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done, returning ctx.Err() in the
-	// latter case; politeness waits go through it. A test that sets Now
-	// sets Sleep to advance its clock instead of sleeping. If nil, a real
-	// timer is used.
+	// latter case; politeness waits go through it, and so does a fleet
+	// member's wait for the robots.txt another member is fetching. A test
+	// that sets Now sets Sleep to advance its clock instead of sleeping:
+	// every wait is then a jump, the wait for another member's fetch
+	// included (it runs out at once, and the member fetches too), so that
+	// a fleet's test runs in a testing/synctest bubble instead. If nil, a
+	// real timer is used.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// FetchTimeout bounds one robots.txt fetch, redirects and body
 	// included, even when the base RoundTripper ignores its context; a

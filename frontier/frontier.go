@@ -101,7 +101,10 @@ type Options struct {
 	// DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 	// Now is the clock, time.Now when nil; the transport's should be the
-	// same.
+	// same. The frontier's own waits are on real timers: a crawl on a
+	// test's clock runs in a testing/synctest bubble, whose clock is both
+	// the frontier's and the transport's, rather than on a clock given
+	// here and as the transport's Options.Now.
 	Now func() time.Time
 	// MaxWait is how long a request sent with Lease.Context may wait
 	// inside RoundTrip for its politeness slot (see robots.WithMaxWait):
