@@ -61,6 +61,9 @@ type health struct {
 	down atomic.Bool
 	// dialErr is the last dial that failed.
 	dialErr atomic.Pointer[dialFailure]
+	// reload, if set, has the client read where the data lives again (a
+	// Cluster's slot map): a failure may be a node that is gone.
+	reload func()
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -164,6 +167,9 @@ func (dialHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 func (h *health) failedCall(op string, err error) {
 	h.errors.Add(1)
 	h.fallbacks.Add(1)
+	if h.reload != nil {
+		h.reload()
+	}
 	now := time.Now()
 	if h.cooldown > 0 {
 		h.retryAt.Store(now.Add(h.cooldown).UnixNano())

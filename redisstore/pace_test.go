@@ -230,6 +230,12 @@ type fleetMember struct {
 // addr, recording its requests into l.
 func newFleetMember(t *testing.T, i int, addr string, l *sends, opts robots.Options, sopts redisstore.Options) *fleetMember {
 	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolTimeout: time.Minute})
+	return newFleetMemberOn(t, i, rc, l, opts, sopts)
+}
+
+// newFleetMemberOn is newFleetMember on a client of the caller's, which
+// it closes when t ends.
+func newFleetMemberOn(t *testing.T, i int, rc redis.UniversalClient, l *sends, opts robots.Options, sopts redisstore.Options) *fleetMember {
 	t.Cleanup(func() { rc.Close() })
 	m := &fleetMember{store: &watchedStore{Store: redisstore.New(rc, sopts)}}
 	opts.Fleet = m.store
@@ -521,6 +527,60 @@ func TestFailoverToReplicaBehind(t *testing.T) {
 		len(all), floor, ph[0], ph[1], ph[2], ph[3])
 	t.Logf("from %v after the promotion: %d requests, least gap %v, %d of %d under %v",
 		cooldown+delay, r.sends, r.least, len(r.under), r.gaps, floor)
+}
+
+// TestClusterFailover: on a Redis Cluster of 3 masters and their
+// replicas, a master killed (SIGKILL) is replaced by its replica once the
+// others see it fail; go-redis would go on dialling the dead master until
+// its next reload of the slot map, a minute later by default, and every
+// member would pace alone meanwhile, the whole fleet uncoordinated. From
+// twice Cooldown plus a delay after the cluster serves every slot again
+// (a call that fails on the old map has the client read the new one), no
+// two requests to an origin may be closer than the delay. 3 members, 30
+// origins spread over every master, at MinDelay 200 ms.
+func TestClusterFailover(t *testing.T) {
+	const (
+		delay    = 200 * time.Millisecond
+		cooldown = 500 * time.Millisecond
+		members  = 3
+		workers  = 2
+	)
+	cluster := redistest.StartCluster(t, 3, 1)
+	origins := pageSites(t, 30)
+	l := &sends{}
+	fleet := make([]*fleetMember, members)
+	for i := range fleet {
+		rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), ContextTimeoutEnabled: true, PoolTimeout: time.Minute})
+		fleet[i] = newFleetMemberOn(t, i, rc, l, robots.Options{MinDelay: delay},
+			redisstore.Options{Cooldown: cooldown, Timeout: 300 * time.Millisecond})
+	}
+	stop := traffic(t, fleet, origins, workers, 20*delay)
+	time.Sleep(10 * delay)
+	cluster.Masters[1].Stop()
+	killed := time.Now()
+	within(t, waitCeiling, "the replica to take the killed master's slots", func() bool {
+		info, err := cluster.Replicas[1].Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "role:master") && cluster.OK()
+	})
+	ok := time.Now()
+	settled := ok.Add(2*cooldown + delay)
+	time.Sleep(time.Until(settled.Add(4 * time.Second)))
+	stop()
+
+	all := l.snapshot()
+	floor := delay - time.Millisecond
+	r := spacing(all, settled, floor)
+	r.check(t, "from twice Cooldown plus a delay after the cluster served every slot again", floor)
+	if r.sends < 4*int(time.Second/delay) {
+		t.Errorf("%d requests in the 4 s after the fleet was to be settled; want the fleet to go on", r.sends)
+	}
+	for i, m := range fleet {
+		if at, found := m.store.firstOKAfter(ok); found {
+			t.Logf("member %d reached the cluster %v after it served every slot again", i, at.Sub(ok).Round(time.Millisecond))
+		}
+	}
+	t.Logf("the cluster served every slot %v after the kill; from %v after that: %d requests, least gap %v, %d of %d under %v",
+		ok.Sub(killed).Round(time.Millisecond), 2*cooldown+delay, r.sends, r.least, len(r.under), r.gaps, floor)
 }
 
 // TestManyOriginsSurviveEmptyRestart: with 200 origins, a redis-server

@@ -101,7 +101,11 @@ type Store struct {
 // ContextTimeoutEnabled in the client's options: each call is bounded by
 // Options.Timeout through its context, which go-redis otherwise ignores,
 // leaving a call to its own read and dial timeouts (New logs a warning
-// when a *redis.Client or *redis.ClusterClient has it off).
+// when a *redis.Client or *redis.ClusterClient has it off). On a
+// *redis.ClusterClient, every failed call asks the client to reload the
+// cluster's slot map: go-redis otherwise reloads it only every
+// ClusterStateReloadInterval (a minute by default) or on a MOVED reply,
+// so after a failover it would go on dialling the master that died.
 func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{
 		client:  client,
@@ -121,6 +125,9 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s.health.init(cooldown, positiveOr(opts.LogInterval, DefaultLogInterval), logger)
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		s.health.reload = func() { cc.ReloadState(context.Background()) }
+	}
 	client.AddHook(dialHook{&s.health})
 	if !contextTimeouts(client) {
 		logger.Warn("redisstore: the Redis client has ContextTimeoutEnabled off; calls may outlast Options.Timeout", "timeout", s.timeout)

@@ -2,7 +2,8 @@
 // loopback port, with persistence off, stopped when the test ends, and
 // killed with the test process if that dies first. For a failover it
 // also starts a replica of one (StartReplica), freezes and promotes it,
-// and forwards clients through a Proxy whose target can be switched.
+// and forwards clients through a Proxy whose target can be switched; or
+// a Redis Cluster of masters and replicas (StartCluster).
 //
 // Tests that need it skip with a message when redis-server is not
 // installed, except under CI=true, where a missing server is a failure:
