@@ -424,20 +424,29 @@ func (c *robotsCache) newest(ctx context.Context, o *origin, base *record, now t
 	return base
 }
 
-// retryAt returns when o's robots.txt is fetched again, if a request
-// sent at now finds it unreachable, and every request refused, until
-// then (after being the time an outage falls back after): by the record
-// held or, when that is due or missing, the newest one (see newest), so
-// that an outage another member met counts as the request will count it.
-func (c *robotsCache) retryAt(ctx context.Context, o *origin, now time.Time, after time.Duration) (time.Time, bool) {
+// retryAt returns until when a request to o sent at now is refused
+// for its robots.txt being unreachable: the time it is fetched again, or
+// the end of the outage's FallbackAfter (after) when that comes first.
+// It reads the record held or, when that is due or missing, the newest
+// one (see newest; the store is read only when read is true), so that
+// an outage another member met counts as the request will count it.
+func (c *robotsCache) retryAt(ctx context.Context, o *origin, now time.Time, after time.Duration, read bool) (time.Time, bool) {
 	rec := recordOf(o.current())
 	if rec == nil || rec.due(now) {
-		rec = c.newest(ctx, o, rec, now)
+		if read {
+			rec = c.newest(ctx, o, rec, now)
+		} else if rec == nil {
+			rec = c.outageOf(o.key, now)
+		}
 	}
 	if rec == nil || !rec.RetryAt.After(now) || !(&state{rec: *rec}).rules(now, after).refuse {
 		return time.Time{}, false
 	}
-	return rec.RetryAt, true
+	until := rec.RetryAt
+	if fallback := rec.Since.Add(after); fallback.Before(until) {
+		until = fallback
+	}
+	return until, true
 }
 
 // logFetch logs one robots.txt fetch of o, which led to rec.

@@ -160,6 +160,37 @@ func TestForgottenOutageFallsBackAfter30Days(t *testing.T) {
 	})
 }
 
+// TestNextFreeStopsAtTheFallback checks that NextFree, for an origin
+// whose robots.txt is unreachable and whose next retry comes after 30
+// days of outage, answers the 30th day, when every request is allowed
+// again, and not the retry.
+func TestNextFreeStopsAtTheFallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const day = 24 * time.Hour
+		site := newFakeSite(serve(503, ""))
+		tr := newBubbleTransport(site, Options{Freshness: 100 * time.Hour, MinBackoff: 50 * time.Hour, MaxBackoff: 50 * time.Hour})
+		ctx := context.Background()
+		start := time.Now()
+		for {
+			de, ok := errors.AsType[*DisallowedError](tr.Check(ctx, "http://site.example/page"))
+			if !ok {
+				t.Fatalf("%v into the outage: not refused as unreachable", time.Since(start))
+			}
+			if de.RetryAt.After(start.Add(30 * day)) {
+				break
+			}
+			time.Sleep(time.Until(de.RetryAt))
+		}
+		if next, err := tr.NextFree(ctx, "http://site.example/page"); err != nil || !next.Equal(start.Add(30*day)) {
+			t.Fatalf("NextFree = start + %v, %v; want the fallback, start + %v, before the retry", next.Sub(start), err, 30*day)
+		}
+		time.Sleep(time.Until(start.Add(30 * day)))
+		if err := tr.Check(ctx, "http://site.example/page"); err != nil {
+			t.Errorf("at the fallback: %v, want allowed", err)
+		}
+	})
+}
+
 // TestFallbackAfter30Days checks that an origin unreachable for 30 days
 // falls back to its last good copy, or with none to allowing everything,
 // and refuses everything until then (RFC 9309 section 2.3.1.4).

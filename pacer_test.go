@@ -1269,6 +1269,69 @@ func TestNextFreeSeesAnOutageAnotherMemberMet(t *testing.T) {
 	}
 }
 
+// storeDownFleet is a MemoryFleet whose slots can be made to fail, as a
+// store that is down, and whose Load can be made to hang until its
+// caller gives up; it counts the Loads asked.
+type storeDownFleet struct {
+	*MemoryFleet
+	failSlots, hang atomic.Bool
+	loads           atomic.Int32
+}
+
+func (f *storeDownFleet) ReserveSlot(ctx context.Context, origin OriginKey, req SlotRequest) (Slot, error) {
+	if f.failSlots.Load() {
+		return Slot{}, errors.New("store down")
+	}
+	return f.MemoryFleet.ReserveSlot(ctx, origin, req)
+}
+
+func (f *storeDownFleet) Load(ctx context.Context, key RecordKey) ([]byte, bool, error) {
+	f.loads.Add(1)
+	if f.hang.Load() {
+		<-ctx.Done()
+		return nil, false, ctx.Err()
+	}
+	return f.MemoryFleet.Load(ctx, key)
+}
+
+// TestNextFreeStoreRead checks NextFree's read of the stored record: a
+// context that ends during it is NextFree's error, not an answer made
+// without the record; and a store known to be down (a slot it failed to
+// reserve) is not read at all, as it is not asked for the slot.
+func TestNextFreeStoreRead(t *testing.T) {
+	t.Run("a context that ends during the read", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fleet := &storeDownFleet{MemoryFleet: NewMemoryFleet()}
+			fleet.hang.Store(true)
+			tr := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			if at, err := tr.NextFree(ctx, "http://site.example/a"); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("NextFree with the store's read outlasting the context = %v, %v; want the context's error", at, err)
+			}
+		})
+	})
+	t.Run("a store known to be down", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fleet := &storeDownFleet{MemoryFleet: NewMemoryFleet()}
+			fleet.failSlots.Store(true)
+			tr := NewTransport(newFakeSite(nil), Options{UserAgent: "ExampleBot", MinDelay: time.Second, Fleet: fleet})
+			if _, err := bubbleGet(t, tr, "http://site.example/a"); err != nil {
+				t.Fatal(err)
+			}
+			fleet.hang.Store(true)
+			before := fleet.loads.Load()
+			start := time.Now()
+			if _, err := tr.NextFree(context.Background(), "http://other.example/a"); err != nil {
+				t.Fatal(err)
+			}
+			if n := fleet.loads.Load() - before; n != 0 || time.Since(start) != 0 {
+				t.Errorf("NextFree with the store down read it %d times and took %v; want no read", n, time.Since(start))
+			}
+		})
+	})
+}
+
 // TestNextFreeFleet checks that NextFree sees the slots another member of
 // the fleet took, through the store, at the delay the site's Crawl-delay
 // sets, and that it counts no member and reserves no slot there.

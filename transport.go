@@ -352,10 +352,11 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // already waiting for it (a delay apart, a store slot's spread added in
 // a fleet, the delay times the members while the store is down), the end
 // of a Retry-After pause and, while the origin's robots.txt is
-// unreachable, the time it is fetched again (DisallowedError.RetryAt):
+// unreachable, the time it is fetched again (DisallowedError.RetryAt),
+// or the end of the outage's Options.FallbackAfter if that comes first:
 // as the record held says, or, when that is due or missing, the newest
 // one stored, which another member of a fleet may have written, as the
-// request itself will read it.
+// request itself will read it (unless the store is down).
 // It reserves nothing, counts no fleet member and never waits for a
 // slot, so that a crawl frontier can hand a worker
 // only URLs whose origin is free, and hold the others. A request sent at
@@ -366,8 +367,8 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // NextFree decides nothing (Check does) and fetches nothing: for an
 // origin whose robots.txt is not held, the delay is Options.MinDelay,
 // since the request will fetch it first, and the answer is no earlier
-// than the retry time of its last unreachable robots.txt, even once the
-// origin was forgotten, nor than the end of the pause of another origin
+// than the retry time of its last unreachable robots.txt (before the
+// fallback), even once the origin was forgotten, nor than the end of the pause of another origin
 // that its first robots.txt fetch, redirected there, waits out. A URL
 // that robots.txt does not govern gets an error matching ErrNotHTTP, and
 // an unknown purpose in Options.Purposes one matching ErrUnknownPurpose;
@@ -394,9 +395,15 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		agent, _ := st.pacing(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 		delay = t.pacer.delayFor(agent)
 	}
-	if at, ok := t.origins.retryAt(ctx, o, now, t.decider.fallbackAfter); ok && !tg.robotsTxt {
-		retry = at
-	} else if d := o.deferred.Load(); st == nil && d != nil {
+	var refused bool
+	if !tg.robotsTxt {
+		// The store is read unless it is known to be down, as for the slot.
+		retry, refused = t.origins.retryAt(ctx, o, now, t.decider.fallbackAfter, !t.pacer.down.Load())
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if d := o.deferred.Load(); !refused && st == nil && d != nil {
 		// A first fetch waiting out a redirect's pause, which another
 		// member may have made longer: nothing goes before it.
 		retry = d.until
