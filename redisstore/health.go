@@ -63,7 +63,9 @@ type health struct {
 	dialErr atomic.Pointer[dialFailure]
 	// reload, if set, has the client read where the data lives again (a
 	// Cluster's slot map): a failure may be a node that is gone.
-	reload func()
+	// reloaded is when it last did, in Unix nanoseconds.
+	reload   func()
+	reloaded atomic.Int64
 
 	// mu protects the fields below.
 	mu sync.Mutex
@@ -167,10 +169,16 @@ func (dialHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 func (h *health) failedCall(op string, err error) {
 	h.errors.Add(1)
 	h.fallbacks.Add(1)
-	if h.reload != nil {
+	now := time.Now()
+	every := h.cooldown
+	if every <= 0 {
+		every = time.Second
+	}
+	if last := h.reloaded.Load(); h.reload != nil && now.UnixNano()-last >= int64(every) && h.reloaded.CompareAndSwap(last, now.UnixNano()) {
+		// Once a Cooldown: what failed may fail on and on (an overload),
+		// and each reload asks the cluster for its slots.
 		h.reload()
 	}
-	now := time.Now()
 	if h.cooldown > 0 {
 		h.retryAt.Store(now.Add(h.cooldown).UnixNano())
 	}

@@ -102,10 +102,12 @@ type Store struct {
 // Options.Timeout through its context, which go-redis otherwise ignores,
 // leaving a call to its own read and dial timeouts (New logs a warning
 // when a *redis.Client or *redis.ClusterClient has it off). On a
-// *redis.ClusterClient, every failed call asks the client to reload the
-// cluster's slot map: go-redis otherwise reloads it only every
-// ClusterStateReloadInterval (a minute by default) or on a MOVED reply,
-// so after a failover it would go on dialling the master that died.
+// *redis.ClusterClient (or a client with its ReloadState method), a
+// failed call asks the client to reload the cluster's slot map, at most
+// once a Cooldown (a second without one): go-redis otherwise reloads it
+// only every ClusterStateReloadInterval (a minute by default) or on a
+// MOVED reply, so after a failover it would go on dialling the master
+// that died.
 func New(client redis.UniversalClient, opts Options) *Store {
 	s := &Store{
 		client:  client,
@@ -125,7 +127,7 @@ func New(client redis.UniversalClient, opts Options) *Store {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s.health.init(cooldown, positiveOr(opts.LogInterval, DefaultLogInterval), logger)
-	if cc, ok := client.(*redis.ClusterClient); ok {
+	if cc, ok := client.(interface{ ReloadState(context.Context) }); ok {
 		s.health.reload = func() { cc.ReloadState(context.Background()) }
 	}
 	client.AddHook(dialHook{&s.health})
