@@ -136,7 +136,7 @@ func (e *SlotError) Error() string {
 		return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the longest wait allowed (%v): %v",
 			e.Origin, e.wait, e.MaxWait, context.DeadlineExceeded)
 	}
-	return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the request's deadline less a tenth of the time it had, kept for the send (%v left): %v",
+	return fmt.Sprintf("robots: the politeness slot for %s is %v away, past the request's deadline less a tenth of the time it had left as it began to wait, kept for the send (%v left): %v",
 		e.Origin, e.wait, e.Left.Round(time.Millisecond), context.DeadlineExceeded)
 }
 
