@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -512,4 +513,17 @@ func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
 		body = "page"
 	}
 	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// failingRobots serves body as robots.txt with Cache-Control: max-age
+// maxAge seconds, or a 503 while failing is set.
+func failingRobots(failing *atomic.Bool, maxAge int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Cache-Control", "max-age="+strconv.Itoa(maxAge))
+		io.WriteString(w, body)
+	}
 }

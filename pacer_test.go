@@ -1174,14 +1174,7 @@ func TestNextFreeWhileRobotsFails(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				body := fmt.Sprintf("User-agent: *\nCrawl-delay: %d\n", int(tc.crawlDelay.Seconds()))
 				var failing atomic.Bool
-				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-					if failing.Load() {
-						w.WriteHeader(http.StatusServiceUnavailable)
-						return
-					}
-					w.Header().Set("Cache-Control", "max-age=120")
-					io.WriteString(w, body)
-				})
+				site := newFakeSite(failingRobots(&failing, 120, body))
 				tr := NewTransport(site, Options{UserAgent: "ExampleBot", MinDelay: time.Second, MaxCrawlDelay: time.Hour})
 				ctx := context.Background()
 				start := time.Now()
@@ -1226,14 +1219,7 @@ func TestNextFreeSeesAnOutageAnotherMemberMet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var failing atomic.Bool
-				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
-					if failing.Load() {
-						w.WriteHeader(http.StatusServiceUnavailable)
-						return
-					}
-					w.Header().Set("Cache-Control", "max-age=60")
-					io.WriteString(w, "User-agent: *\nAllow: /\n")
-				})
+				site := newFakeSite(failingRobots(&failing, 60, allowAll))
 				opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, MinFreshness: time.Minute, Fleet: NewMemoryFleet()}
 				a, b := NewTransport(site, opts), NewTransport(site, opts)
 				ctx := context.Background()
