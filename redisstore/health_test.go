@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,4 +122,49 @@ func TestCallerDeadline(t *testing.T) {
 			t.Errorf("Stats after the next call = %+v; want 1 error, 2 fallbacks", st)
 		}
 	})
+}
+
+// reloadCounter is a client with a ReloadState method, as a Cluster
+// client has, that counts the reloads asked.
+type reloadCounter struct {
+	*redis.Client
+	reloads atomic.Int32
+}
+
+func (c *reloadCounter) ReloadState(context.Context) { c.reloads.Add(1) }
+
+// TestFailedCallsReloadTheSlotMapOnceACooldown: a failed call asks a
+// client that can reload where the data lives (a Cluster's slot map) to
+// do so, since the failure may be a node that is gone; calls failing on
+// and on ask it at most once a Cooldown, a second without one.
+func TestFailedCallsReloadTheSlotMapOnceACooldown(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cooldown time.Duration
+	}{
+		{"a Cooldown", time.Minute},
+		{"none", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := l.Addr().String()
+			l.Close() // every dial is refused
+			client := &reloadCounter{Client: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})}
+			t.Cleanup(func() { client.Close() })
+			store := redisstore.New(client, redisstore.Options{Cooldown: tc.cooldown, Timeout: 10 * time.Millisecond})
+			start := time.Now()
+			for range 20 {
+				store.Load(context.Background(), robots.RecordKey{Origin: "https://site.example"})
+			}
+			// A slow machine spreads the calls over more seconds, each
+			// of which may ask once.
+			took := time.Since(start)
+			if n := client.reloads.Load(); n < 1 || int(n) > 1+int(took/time.Second) {
+				t.Errorf("20 failed calls in %v asked for %d reloads, want 1 and at most one a second", took, n)
+			}
+		})
+	}
 }
