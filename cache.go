@@ -424,29 +424,30 @@ func (c *robotsCache) newest(ctx context.Context, o *origin, base *record, now t
 	return base
 }
 
-// retryAt returns until when a request to o sent at now is refused
-// for its robots.txt being unreachable: the time it is fetched again, or
-// the end of the outage's FallbackAfter (after) when that comes first.
-// It reads the record held or, when that is due or missing, the newest
-// one (see newest; the store is read only when read is true), so that
-// an outage another member met counts as the request will count it.
-func (c *robotsCache) retryAt(ctx context.Context, o *origin, now time.Time, after time.Duration, read bool) (time.Time, bool) {
-	rec := recordOf(o.current())
-	if rec == nil || rec.due(now) {
-		if read {
-			rec = c.newest(ctx, o, rec, now)
-		} else if rec == nil {
-			rec = c.outageOf(o.key, now)
-		}
+// newestState returns the state a request to o sent at now would be
+// decided and paced on, without a fetch: the one held, or, when that is
+// due or missing, the one the newest record makes (see newest; the store
+// read only when read is true), its body parsed unless the held state
+// has it, and kept by none; nil for none. So an outage or a Crawl-delay
+// another member met counts as the request will count it.
+func (c *robotsCache) newestState(ctx context.Context, o *origin, now time.Time, read bool) *state {
+	cur := o.current()
+	rec := recordOf(cur)
+	if rec != nil && !rec.due(now) {
+		return cur
 	}
-	if rec == nil || !rec.RetryAt.After(now) || !(&state{rec: *rec}).rules(now, after).refuse {
-		return time.Time{}, false
+	if read {
+		rec = c.newest(ctx, o, rec, now)
+	} else if rec == nil {
+		rec = c.outageOf(o.key, now)
 	}
-	until := rec.RetryAt
-	if fallback := rec.Since.Add(after); fallback.Before(until) {
-		until = fallback
+	switch {
+	case rec == nil:
+		return nil
+	case cur != nil && rec == &cur.rec:
+		return cur
 	}
-	return until, true
+	return newState(*rec, nil, parsedOf(rec, cur.parsed()))
 }
 
 // logFetch logs one robots.txt fetch of o, which led to rec.

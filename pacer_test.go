@@ -1255,6 +1255,56 @@ func TestNextFreeSeesAnOutageAnotherMemberMet(t *testing.T) {
 	}
 }
 
+// TestNextFreeTakesTheDelayAnotherMemberStored checks that NextFree, on
+// a member whose robots.txt copy is due or missing, paces by the newest
+// record another member stored, as the request will: a request sent at
+// the time it answers goes then, not a Crawl-delay later.
+func TestNextFreeTakesTheDelayAnotherMemberStored(t *testing.T) {
+	robots := func(delay int) string { return fmt.Sprintf("User-agent: *\nCrawl-delay: %d\n", delay) }
+	for _, tc := range []struct {
+		name string
+		held bool // whether b holds a copy, due by the time it asks
+	}{
+		{"a copy held and due", true},
+		{"no copy held", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var body atomic.Value
+				body.Store(robots(1))
+				site := newFakeSite(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Cache-Control", "max-age=60")
+					io.WriteString(w, body.Load().(string))
+				})
+				opts := Options{UserAgent: "ExampleBot", MinDelay: time.Second, MaxCrawlDelay: time.Hour, MinFreshness: time.Minute, Fleet: NewMemoryFleet()}
+				a, b := NewTransport(site, opts), NewTransport(site, opts)
+				if tc.held {
+					if _, err := bubbleGet(t, b, "http://site.example/b0"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Minute) // b's copy, if any, is due
+				body.Store(robots(600))
+				if _, err := bubbleGet(t, a, "http://site.example/a"); err != nil {
+					t.Fatal(err)
+				}
+				sent := site.hitOf(t, "http://site.example/a").at
+				at, err := b.NextFree(context.Background(), "http://site.example/b")
+				if err != nil || at.Before(sent.Add(600*time.Second)) {
+					t.Fatalf("b's NextFree = a's send + %v, %v; want at least the Crawl-delay a stored, 600s", at.Sub(sent), err)
+				}
+				time.Sleep(time.Until(at))
+				if _, err := bubbleGet(t, b, "http://site.example/b"); err != nil {
+					t.Fatal(err)
+				}
+				if got := site.hitOf(t, "http://site.example/b").at; !got.Equal(at) {
+					t.Errorf("b's request sent at NextFree's time reached the site %v later", got.Sub(at))
+				}
+			})
+		})
+	}
+}
+
 // storeDownFleet is a MemoryFleet whose slots can be made to fail, as a
 // store that is down, and whose Load can be made to hang until its
 // caller gives up; it counts the Loads asked.

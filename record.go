@@ -312,6 +312,21 @@ func (s *state) rules(now time.Time, after time.Duration) inForce {
 	return inForce{}
 }
 
+// refusedUntil returns until when every request is refused under s as of
+// now for its robots.txt being unreachable (after being the time an
+// outage falls back after): its retry time, or the fallback when that
+// comes first; false when none is refused now.
+func (s *state) refusedUntil(now time.Time, after time.Duration) (time.Time, bool) {
+	if !s.rec.RetryAt.After(now) || !s.rules(now, after).refuse {
+		return time.Time{}, false
+	}
+	until := s.rec.RetryAt
+	if fallback := s.rec.Since.Add(after); fallback.Before(until) {
+		until = fallback
+	}
+	return until, true
+}
+
 // agent returns the groups that tokens are held to under s at now, after
 // being the time an unreachable origin falls back after (none when every
 // request is allowed), or refuse when every request is refused.

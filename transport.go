@@ -364,12 +364,15 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 // member may take that one first, and the request then waits for the
 // next.
 //
-// NextFree decides nothing (Check does) and fetches nothing: for an
-// origin whose robots.txt is not held, the delay is Options.MinDelay,
-// since the request will fetch it first, and the answer is no earlier
-// than the retry time of its last unreachable robots.txt (before the
-// fallback), even once the origin was forgotten, nor than the end of the pause of another origin
-// that its first robots.txt fetch, redirected there, waits out. A URL
+// NextFree decides nothing (Check does) and fetches nothing: the delay
+// and the retry are those of the robots.txt held or, when that is due
+// or missing, of the newest record stored (another member's Crawl-delay
+// included); for an origin of which neither is known, the delay is
+// Options.MinDelay, since the request will fetch its robots.txt first,
+// and the answer is no earlier than the retry time of its last
+// unreachable robots.txt (before the fallback), even once the origin was
+// forgotten, nor than the end of the pause of another origin that its
+// first robots.txt fetch, redirected there, waits out. A URL
 // that robots.txt does not govern gets an error matching ErrNotHTTP, and
 // an unknown purpose in Options.Purposes one matching ErrUnknownPurpose;
 // a context that ends first, or during the store's answer, its error.
@@ -389,21 +392,22 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 	o := t.origins.originFor(tg.id)
 	delay := t.pacer.minDelay
 	var retry time.Time
-	st := o.current()
+	var refused bool
+	// What the request will be decided and paced on: the store is read
+	// unless it is known to be down, as for the slot.
+	st := t.origins.newestState(ctx, o, now, !t.pacer.down.Load())
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
 	if st != nil {
 		var own [1]string
 		agent, _ := st.pacing(now, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 		delay = t.pacer.delayFor(agent)
-	}
-	var refused bool
-	if !tg.robotsTxt {
-		// The store is read unless it is known to be down, as for the slot.
-		retry, refused = t.origins.retryAt(ctx, o, now, t.decider.fallbackAfter, !t.pacer.down.Load())
-		if err := ctx.Err(); err != nil {
-			return time.Time{}, err
+		if !tg.robotsTxt {
+			retry, refused = st.refusedUntil(now, t.decider.fallbackAfter)
 		}
 	}
-	if d := o.deferred.Load(); !refused && st == nil && d != nil {
+	if d := o.deferred.Load(); !refused && o.current() == nil && d != nil {
 		// A first fetch waiting out a redirect's pause, which another
 		// member may have made longer: nothing goes before it.
 		retry = d.until
