@@ -100,8 +100,9 @@ type Pace interface {
 // fleet's members keep theirs in the Fleet, so that together they never
 // spend past a budget nor pay twice for a URL in a crawl. A crawl names
 // its budget and its currency ("crawl USD"); amounts are in millionths of
-// that currency; url is the request's URL as sent. Each method is one
-// atomic step of the store.
+// that currency; url is the page as its server receives it (scheme, Host
+// and request target, no fragment), one name however links spell it.
+// Each method is one atomic step of the store.
 type Ledger interface {
 	// Reserve sets amount aside from crawl's budget of limit for url,
 	// unless url is paid or being paid in crawl (Reservation.Paid), or

@@ -162,16 +162,26 @@ type originID struct {
 // what no host holds. A host's characters that a URL escapes (an IPv6
 // zone's "%") are escaped in it.
 func (id originID) key() OriginKey {
-	scheme := "http"
-	if id.https {
-		scheme = "https"
-	}
-	k := (&url.URL{Scheme: scheme, Host: id.host}).String()
+	k := id.site()
 	if id.addr != "" {
 		k += "|" + strings.TrimPrefix((&url.URL{Host: id.addr}).String(), "//")
 	}
 	return OriginKey(k)
 }
+
+// site returns scheme://host[:port], the origin as its server sees it.
+func (id originID) site() string {
+	scheme := "http"
+	if id.https {
+		scheme = "https"
+	}
+	return (&url.URL{Scheme: scheme, Host: id.host}).String()
+}
+
+// urlOf returns u as the origin's server receives it: its scheme and
+// Host, and the request target, without a fragment. It is the one name
+// the ledger keeps a page's payment under, however a link spells it.
+func (id originID) urlOf(u *url.URL) string { return id.site() + u.RequestURI() }
 
 // hostFor returns the Host header req must carry for the server to see
 // the site whose robots.txt was read, the origin's canonical host[:port],

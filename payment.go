@@ -241,7 +241,7 @@ func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer)
 	if !p.enabled() || freePaths[u.EscapedPath()] {
 		return nil
 	}
-	key := u.String()
+	key := o.id.urlOf(u)
 	amount := p.pay.MaxPrice.Micros
 	for try := 0; ; try++ {
 		r, err := p.reserve(ctx, key, amount)
@@ -286,7 +286,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	}
 	charged, ok, settleErr := scheme.Receipt(resp, sent.quote)
 	if ok {
-		p.settle(ctx, req.URL, sent, charged)
+		p.settle(ctx, o, req.URL, sent, charged)
 		o.payFailures.Store(0)
 		return false, nil
 	}
@@ -341,7 +341,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 	case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
 		return false, p.refuse(req.URL, price, reasonBody, code, nil, -1)
 	}
-	key := req.URL.String()
+	key := o.id.urlOf(req.URL)
 	r, err := p.reserve(ctx, key, price.Micros)
 	switch {
 	case err != nil:
@@ -386,7 +386,7 @@ func (p *payer) release(ctx context.Context, of *offer) {
 }
 
 // settle counts a charge the answer to a request sent with sent made.
-func (p *payer) settle(ctx context.Context, u *url.URL, sent *offer, price Price) {
+func (p *payer) settle(ctx context.Context, o *origin, u *url.URL, sent *offer, price Price) {
 	if price.Currency != p.pay.MaxPrice.Currency && p.enabled() {
 		p.logger.Warn("robots: a charge in another currency kept as the amount offered", "url", u.Redacted(), "charged", price)
 		price = sent.quote.Price
@@ -398,7 +398,7 @@ func (p *payer) settle(ctx context.Context, u *url.URL, sent *offer, price Price
 	p.stats.spent.Add(price.Micros)
 	key := sent.url
 	if key == "" {
-		key = u.String()
+		key = o.id.urlOf(u)
 	}
 	reserved, charged := sent.reserved, price.Micros
 	p.land(ctx, u.Redacted(), "robots: budget store cannot settle a charge; its reservation stays counted", func(ctx context.Context) error {
@@ -477,11 +477,13 @@ func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, 
 
 // withOffer returns out carrying of's price header, a clone when it
 // needs one; out itself for no offer.
-func withOffer(ctx context.Context, req, out *http.Request, of *offer) (*http.Request, error) {
+func withOffer(req, out *http.Request, of *offer) (*http.Request, error) {
 	if of.scheme == nil {
 		return out, nil
 	}
-	c := out.Clone(ctx)
+	// out's context, not the caller's: an answer to a challenge carries
+	// the challenge there, for the signer to answer it as asked.
+	c := out.Clone(out.Context())
 	if c.Header == nil {
 		c.Header = make(http.Header)
 	}
@@ -498,6 +500,28 @@ func withOffer(ctx context.Context, req, out *http.Request, of *offer) (*http.Re
 	}
 	return c, nil
 }
+
+// unrepeatable returns a copy of the paid request out that net/http sends
+// at most once. Its Transport sends an idempotent request again, unseen
+// by its caller, when a reused connection fails before the answer
+// begins, and the site may have charged the first: a body it cannot
+// rewind makes the request one it never replays. An empty one goes out
+// as no body. The copy is the base's alone: an Answerer still gets out,
+// whose body can be had again.
+func unrepeatable(out *http.Request) *http.Request {
+	c := out.WithContext(out.Context())
+	if c.Body == nil || c.Body == http.NoBody {
+		c.Body, c.ContentLength = emptyOnce{}, 0
+	}
+	c.GetBody = nil
+	return c
+}
+
+// emptyOnce is an empty body that cannot be rewound.
+type emptyOnce struct{}
+
+func (emptyOnce) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyOnce) Close() error             { return nil }
 
 // drain reads a little of resp's body, so that its connection may be
 // reused, and closes it.

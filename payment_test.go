@@ -1290,3 +1290,162 @@ func bodyGoneHoldsNoSlot(t *testing.T, fleet bool) {
 		t.Errorf("%d requests without their body reached the site", n)
 	}
 }
+
+// TestPaymentPaidRequestIsSentOnce: a site that charges a paid request
+// and drops its connection before answering is charged once. net/http
+// sends a GET again, unseen, when a reused connection fails so, and the
+// paid request goes out on the connection the 402 came on (offered
+// after it) or the one earlier pages used (offered up front).
+func TestPaymentPaidRequestIsSentOnce(t *testing.T) {
+	for _, tc := range []struct{ upFront, body bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("upFront=%v,body=%v", tc.upFront, tc.body), func(t *testing.T) {
+			site := newChargingSite(map[string]string{"/first": "USD 0.01", "/drop": "USD 0.01"})
+			var charged atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				offered := r.Header.Get("Crawler-Exact-Price") != "" || r.Header.Get("Crawler-Max-Price") != ""
+				if r.URL.Path != "/drop" || !offered {
+					site.ServeHTTP(w, r)
+					return
+				}
+				charged.Add(1)
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			}))
+			defer srv.Close()
+			tr := NewTransport(srv.Client().Transport, Options{UserAgent: "PayBot/1.0", MinDelay: -1, Payment: testPayment})
+			if tc.upFront {
+				if _, err := fetchBody(t, tr, srv.URL+"/first"); err != nil {
+					t.Fatalf("GET /first: %v", err)
+				}
+			}
+			var body io.Reader
+			if tc.body {
+				// A body net/http could have again (GetBody).
+				body = strings.NewReader("q=1")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/drop", body)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+				t.Fatal("GET /drop answered; want the dropped connection's error")
+			}
+			if n := charged.Load(); n != 1 {
+				t.Errorf("the site was sent the paid request %d times; want once", n)
+			}
+			// The reservation stays (the site may have charged): the URL
+			// is not paid again.
+			var pe *PaymentError
+			if _, err := fetchBody(t, tr, srv.URL+"/drop"); !errors.As(err, &pe) || pe.Reason != reasonPaid {
+				t.Errorf("GET /drop again: %v; want a *PaymentError saying it was paid", err)
+			}
+			if n := charged.Load(); n != 1 {
+				t.Errorf("the site was sent the paid request %d times in all; want once", n)
+			}
+		})
+	}
+}
+
+// TestPaymentOnePagePaidOnceHoweverSpelled: the ledger names a page as
+// its server receives it, so that a link with a fragment, another case
+// of the host or the default port written out is not paid again.
+func TestPaymentOnePagePaidOnceHoweverSpelled(t *testing.T) {
+	site := newChargingSite(map[string]string{"/a": "USD 0.01"})
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		site.ServeHTTP(rec, r)
+		return rec.Result(), nil
+	})
+	tr := NewTransport(base, Options{UserAgent: "PayBot/1.0", MinDelay: -1, Payment: testPayment})
+	if _, err := fetchBody(t, tr, "http://shop.example/a"); err != nil {
+		t.Fatalf("GET /a: %v", err)
+	}
+	for _, u := range []string{"http://shop.example/a#part-2", "http://SHOP.Example/a", "http://shop.example:80/a"} {
+		var pe *PaymentError
+		if _, err := fetchBody(t, tr, u); !errors.As(err, &pe) || pe.Reason != reasonPaid {
+			t.Errorf("GET %s: %v; want a *PaymentError saying it was paid", u, err)
+		}
+	}
+	site.mu.Lock()
+	defer site.mu.Unlock()
+	if n := site.charged["/a"]; n != 1 {
+		t.Errorf("/a charged %d times; want once", n)
+	}
+}
+
+// answerKey marks a request as the answer to a challenge in its context,
+// as a signer keeps the challenge it answers there.
+type answerKey struct{}
+
+// TestPaymentAnswerKeepsItsContext: at an origin that charges, the
+// answer to a challenge goes out with the context its Answerer gave it
+// (for the signer, the challenge it answers), price offered up front.
+func TestPaymentAnswerKeepsItsContext(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	base := &ctxChallengingBase{seen: func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}}
+	tr := NewTransport(base, Options{MinDelay: -1, Payment: testPayment})
+	if _, err := fetchBody(t, tr, "http://site.example/free-of-challenge"); err != nil {
+		t.Fatalf("GET the first page: %v", err)
+	}
+	if body, err := fetchBody(t, tr, "http://site.example/page"); err != nil || body != "answered" {
+		t.Fatalf("GET /page = %q, %v; want its answer answered", body, err)
+	}
+	want := []string{
+		"/free-of-challenge price=none answer=false",
+		"/free-of-challenge price=exact answer=false",
+		"/page price=max answer=false",
+		"/page price=max answer=true",
+	}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the site saw %q; want %q", seen, want)
+	}
+}
+
+// ctxChallengingBase asks a price of a request offering none, challenges
+// a paid /page, and takes an answer marked in its context.
+type ctxChallengingBase struct{ seen func(string) }
+
+func (b *ctxChallengingBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+	if r.URL.Path == "/robots.txt" {
+		resp.Body = io.NopCloser(strings.NewReader(allowAll))
+		return resp, nil
+	}
+	price := "none"
+	switch {
+	case r.Header.Get("Crawler-Exact-Price") != "":
+		price = "exact"
+	case r.Header.Get("Crawler-Max-Price") != "":
+		price = "max"
+	}
+	answer := r.Context().Value(answerKey{}) != nil
+	b.seen(fmt.Sprintf("%s price=%s answer=%v", r.URL.Path, price, answer))
+	switch {
+	case price == "none":
+		resp.StatusCode = http.StatusPaymentRequired
+		resp.Header.Set("Crawler-Price", "USD 0.01")
+	case r.URL.Path == "/page" && !answer:
+		resp.StatusCode = http.StatusUnauthorized
+	default:
+		resp.Header.Set("Crawler-Charged", "USD 0.01")
+		resp.Body = io.NopCloser(strings.NewReader("answered"))
+	}
+	return resp, nil
+}
+
+func (b *ctxChallengingBase) Answer(req *http.Request, resp *http.Response) (*http.Request, error) {
+	if resp.StatusCode != http.StatusUnauthorized {
+		return nil, nil
+	}
+	if req.Context().Value(answerKey{}) != nil {
+		return nil, errors.New("the answer was challenged again")
+	}
+	return req.Clone(context.WithValue(req.Context(), answerKey{}, true)), nil
+}

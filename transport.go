@@ -166,7 +166,11 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 		return resp, false, err
 	}
 	t.stats.sent.Add(1)
-	resp, err := send(t.base, out)
+	sent := out
+	if f.paid.scheme != nil {
+		sent = unrepeatable(out)
+	}
+	resp, err := send(t.base, sent)
 	t.stats.responded(resp, err)
 	if err != nil {
 		// A paid request without an answer keeps its reservation: the
@@ -294,7 +298,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 			return nil, nil, nil, err
 		}
 	}
-	if out, err = withOffer(ctx, req, f.out, &f.paid); err != nil {
+	if out, err = withOffer(req, f.out, &f.paid); err != nil {
 		return nil, nil, nil, err
 	}
 	if other {
