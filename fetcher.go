@@ -415,6 +415,22 @@ func seconds(s string) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// RetryAfter returns when a 429 or 503 response asks requests to its
+// origin to resume, by its Retry-After read at now (RFC 9110 section
+// 10.2.3), and whether it asks a wait: a Transport pauses the origin
+// until then, at most Options.MaxBackoff. Any other status, and a
+// Retry-After missing, unreadable or naming no time after now, asks
+// none: a crawler then retries on its own backoff.
+func RetryAfter(resp *http.Response, now time.Time) (time.Time, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return time.Time{}, false
+	}
+	if d := retryAfter(resp.Header, now); d > 0 {
+		return now.Add(d), true
+	}
+	return time.Time{}, false
+}
+
 // retryAfter returns how long from now a Retry-After header asks to wait,
 // given in seconds or as an HTTP date, or 0 when there is none or it
 // cannot be read.

@@ -587,3 +587,30 @@ func TestRetryAfterParse(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterAsksAWait: RetryAfter names a wait for a 429 or 503 whose
+// Retry-After is a time to come, and none for any other response, as the
+// Transport pauses only then.
+func TestRetryAfterAsksAWait(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		status int
+		value  string
+		want   time.Duration // 0: no wait
+	}{
+		{429, "5", 5 * time.Second},
+		{503, "Sat, 01 Mar 2025 12:01:00 GMT", time.Minute},
+		{503, "0", 0},
+		{503, "soon", 0},
+		{503, "Sat, 01 Mar 2025 11:59:00 GMT", 0},
+		{429, "", 0},
+		{500, "5", 0},
+		{200, "5", 0},
+	} {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.value}}}
+		until, ok := RetryAfter(resp, now)
+		if ok != (tc.want > 0) || ok && until.Sub(now) != tc.want || !ok && !until.IsZero() {
+			t.Errorf("RetryAfter(%d, %q) = %v, %v; want a wait of %v", tc.status, tc.value, until, ok, tc.want)
+		}
+	}
+}

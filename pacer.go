@@ -478,15 +478,13 @@ func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
 // in l (waking its waiters) and in the store, which every member's head
 // asks before it sends.
 func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
-	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-		return
-	}
 	now := p.now()
-	d := min(retryAfter(resp.Header, now), p.maxPause)
-	if d <= 0 {
-		return
+	if until, ok := RetryAfter(resp, now); ok && p.maxPause > 0 {
+		if most := now.Add(p.maxPause); until.After(most) {
+			until = most
+		}
+		p.pauseUntil(ctx, l, until, resp.StatusCode)
 	}
-	p.pauseUntil(ctx, l, now.Add(d), resp.StatusCode)
 }
 
 // pauseUntil stops requests to l's origin until until, in l and in the

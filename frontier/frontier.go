@@ -366,9 +366,11 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 // Done gives l, a Lease of f's, back with the outcome of its request
 // through the transport: resp and err as RoundTrip (or http.Client.Do) returned them.
 // It reads resp's status and Retry-After only; the caller closes the
-// body. It returns the URL's state after it: a final one, or Waiting when
-// it is tried again. A lease given back twice changes nothing the second
-// time.
+// body. A 429 or 503 whose Retry-After the transport keeps as a pause
+// (robots.RetryAfter) waits for the pause, At its end; any other 429
+// or 5xx waits the backoff. It returns the URL's state after it: a
+// final one, or Waiting when it is tried again. A lease given back
+// twice changes nothing the second time.
 func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err error) State {
 	e := l.e
 	now := f.opts.Now()
@@ -394,9 +396,19 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	case err != nil:
 		st, backoff = Waiting, true
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		// With a Retry-After, the transport holds the origin's pause,
-		// which the origin's free time below carries.
-		st, backoff = Waiting, resp.Header.Get("Retry-After") == ""
+		// A Retry-After the transport keeps pauses the origin, which
+		// its free time below carries; any other is retried on the
+		// backoff.
+		_, paused := robots.RetryAfter(resp, now)
+		st, backoff = Waiting, !paused
+	}
+
+	// Asked outside the lock, with the origin still out: with a fleet
+	// store it is a round trip. Asked even when the origin has no URL
+	// left, so that one added later waits for it too.
+	free, ferr := f.tr.NextFree(ctx, l.URL)
+	if ferr != nil {
+		free = time.Time{}
 	}
 
 	f.mu.Lock()
@@ -411,6 +423,9 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	if st == Waiting && attempt {
 		if backoff {
 			at = latest(at, now.Add(f.backoff(e.attempts)))
+		} else {
+			// A pause: the URL waits for it, as kept by Save.
+			at = latest(at, free)
 		}
 		if e.attempts >= f.opts.MaxAttempts {
 			st = Failed
@@ -427,7 +442,6 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 		e.at = at
 		heap.Push(&o.waiting, e)
 	}
-	next := o.next()
 	var progress *Stats
 	if f.opts.Logger != nil && now.Sub(f.logged) >= f.opts.LogEvery {
 		f.logged = now
@@ -437,14 +451,6 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	f.mu.Unlock()
 	if progress != nil {
 		progress.log(ctx, f.opts.Logger)
-	}
-
-	// Asked outside the lock: with a fleet store it is a round trip.
-	free := time.Time{}
-	if next != "" {
-		if t, ferr := f.tr.NextFree(ctx, next); ferr == nil {
-			free = t
-		}
 	}
 
 	f.mu.Lock()
@@ -515,17 +521,6 @@ func (o *origin) readyAt() time.Time {
 		at = latest(at, o.waiting[0].at)
 	}
 	return at
-}
-
-// next returns the URL o hands out next, "" when none.
-func (o *origin) next() string {
-	switch {
-	case o.queued.Len() > 0:
-		return o.queued[0].url
-	case o.waiting.Len() > 0:
-		return o.waiting[0].url
-	}
-	return ""
 }
 
 func latest(a, b time.Time) time.Time {

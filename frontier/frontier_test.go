@@ -120,6 +120,10 @@ func TestTransitions(t *testing.T) {
 		{"a taken slot waits for it, no attempt", nil, func(now time.Time) error { return &robots.SlotError{At: now.Add(3 * time.Second)} }, 3, Waiting, 3 * time.Second, false},
 		{"a 429 with Retry-After waits for the origin", status(429, "5"), nil, 1, Waiting, 0, true},
 		{"a 503 without Retry-After backs off", status(503, ""), nil, 1, Waiting, minBackoff, true},
+		{"a 503 with Retry-After 0 backs off", status(503, "0"), nil, 1, Waiting, minBackoff, true},
+		{"a 503 with an unreadable Retry-After backs off", status(503, "soon"), nil, 1, Waiting, minBackoff, true},
+		{"a 503 with a Retry-After date past backs off", status(503, "Fri, 01 Jan 1999 00:00:00 GMT"), nil, 1, Waiting, minBackoff, true},
+		{"a 500 with Retry-After backs off: no pause keeps it", status(500, "1"), nil, 1, Waiting, minBackoff, true},
 		{"a second 500 backs off twice as long", status(500, ""), nil, 2, Waiting, 2 * minBackoff, true},
 		{"a third 500 backs off MaxBackoff, not four times as long", status(500, ""), nil, 3, Waiting, maxBackoff, true},
 		{"a 500 with no attempt left fails", status(500, ""), nil, 4, Failed, 0, true},
@@ -204,6 +208,90 @@ func TestTransitions(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRetryAfterKeptByTheURL: a URL answered 503 with a Retry-After the
+// transport keeps waits for the pause, and Save keeps when it ends, so
+// that a crawl resumed on a transport that never saw the 503 does not
+// send it early.
+func TestRetryAfterKeptByTheURL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		busy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/a" {
+				w.Header().Set("Retry-After", "3")
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		})
+		opts := robots.Options{UserAgent: "TestBot", MinDelay: -1}
+		tr := robots.NewTransport(newBase(busy), opts)
+		f := New(tr, Options{MinBackoff: time.Second})
+		const u = "http://site.example/a"
+		f.Add(u)
+		ctx := t.Context()
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, u, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		answered := time.Now()
+		if st := f.Done(ctx, l, resp, nil); st != Waiting {
+			t.Fatalf("Done = %v, want Waiting", st)
+		}
+		if got, _ := f.Lookup(u); got.At.Sub(answered) != 3*time.Second {
+			t.Errorf("At is %v after the 503; want the Retry-After's 3s", got.At.Sub(answered))
+		}
+		var saved strings.Builder
+		if err := f.Save(&saved); err != nil {
+			t.Fatal(err)
+		}
+		g := New(robots.NewTransport(newBase(busy), opts), Options{MinBackoff: time.Second})
+		if err := g.Load(strings.NewReader(saved.String())); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(answered); waited < 3*time.Second {
+			t.Errorf("resumed, the URL was handed out %v after the 503; want the Retry-After's 3s", waited)
+		}
+	})
+}
+
+// TestAddToADrainedOrigin: a URL added to an origin whose last URL was
+// just given back is handed out when NextFree says the origin is free,
+// not at once.
+func TestAddToADrainedOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 300 * time.Millisecond
+		tr := robots.NewTransport(newBase(http.NotFoundHandler()), robots.Options{UserAgent: "TestBot", MinDelay: delay})
+		f := New(tr, Options{})
+		ctx := t.Context()
+		f.Add("http://site.example/a")
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, l.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		sent := time.Now()
+		f.Done(ctx, l, resp, nil)
+		f.Add("http://site.example/b")
+		if _, err := f.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(sent); waited < delay {
+			t.Errorf("the added URL was handed out %v after the last send; want NextFree's %v", waited, delay)
+		}
+	})
 }
 
 // fixed returns an outcome's error that does not depend on the time.
@@ -662,6 +750,8 @@ func TestLoadRefuses(t *testing.T) {
 		"an unknown state":       `{"format":"crawlkit-frontier","version":1,"urls":[{"url":"http://site.example/1","state":"lost"}],"count":1}`,
 		"a URL twice":            `{"format":"crawlkit-frontier","version":1,"urls":[` + u1 + `,` + u2 + `,` + u1 + `],"count":3}`,
 		"a later version":        `{"format":"crawlkit-frontier","version":2,"urls":[],"count":0}`,
+		"something after it":     `{"format":"crawlkit-frontier","version":1,"urls":[` + u1 + `],"count":1}garbage`,
+		"a file saved twice":     `{"format":"crawlkit-frontier","version":1,"urls":[` + u1 + `],"count":1}` + "\n" + `{"format":"crawlkit-frontier","version":1,"urls":[` + u2 + `],"count":1}`,
 	} {
 		f := New(tr, Options{})
 		if err := f.Load(strings.NewReader(file)); err == nil {

@@ -74,6 +74,11 @@ func (f *Frontier) Load(r io.Reader) error {
 	if err := dec.Decode(&file); err != nil {
 		return fmt.Errorf("frontier: load: %w", err)
 	}
+	// A file saved twice into one stream, or with anything after it, is
+	// not Save's: which copy is the crawl's is not known.
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("frontier: load: something follows the saved frontier: it is not Save's alone")
+	}
 	if file.Format != saveFormat {
 		return fmt.Errorf("frontier: load: not a frontier file (format %q, want %q)", file.Format, saveFormat)
 	}
