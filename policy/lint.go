@@ -286,29 +286,25 @@ type foundPattern struct {
 // Concerns reports whether w, one of r's warnings, can concern a request
 // for path (normalised, as Agent.Decide reports it): a finding on a
 // rule's pattern concerns only the paths that the pattern, read as its
-// author meant (the fix the finding gives), could match, those that
-// start with its literal beginning; any other finding concerns every
-// path its lines' groups decide. A file's report of one URL lists only
-// the findings that concern it.
+// author meant (the fix the finding gives), matches, wildcards and all;
+// any other finding concerns every path its lines' groups decide. A
+// file's report of one URL lists only the findings that concern it.
 func (r *Robots) Concerns(w Warning, path string) bool {
 	i, ok := slices.BinarySearchFunc(r.findings, w.Line, func(f foundPattern, line int) int { return cmp.Compare(f.line, line) })
 	if !ok {
 		return true
 	}
 	meant, _ := decodeEntities(r.findings[i].pattern)
-	if _, err := match.Compile(meant); err != nil {
+	p, err := match.Compile(meant)
+	if err != nil {
 		if meant, ok = fixPattern(meant); !ok {
 			return true
 		}
+		if p, err = match.Compile(meant); err != nil {
+			return true
+		}
 	}
-	if i := strings.IndexAny(meant, "*$"); i >= 0 {
-		meant = meant[:i]
-	}
-	literal, err := match.Normalize(meant)
-	if err != nil {
-		return true
-	}
-	return strings.HasPrefix(path, literal)
+	return p.Match([]byte(path))
 }
 
 // entityInPattern reports a pattern that holds an HTML character
@@ -351,6 +347,18 @@ func (p *parser) cutEntity(n int, text string, hash int) {
 // &apos; and numeric ones (&#38; &#x26;) of a character other than NUL,
 // which reach a value only as a comment cuts them (cutEntity).
 func decodeEntities(s string) (decoded, first string) {
+	decoded, first = decodeOnce(s)
+	// Markup escaped twice ("&amp;amp;") stands for the character all
+	// the same: a fix never keeps a reference.
+	for ref := first; ref != ""; {
+		decoded, ref = decodeOnce(decoded)
+	}
+	return decoded, first
+}
+
+// decodeOnce is decodeEntities for the references s holds as written,
+// not those their decoding makes.
+func decodeOnce(s string) (decoded, first string) {
 	var b strings.Builder
 	last := 0
 	for i := strings.IndexByte(s, '&'); i >= 0; {
@@ -488,10 +496,12 @@ func isHex(c byte) bool {
 // a relative one is kept, as the transport resolves it against the
 // robots.txt URL, but with a warning, since other crawlers drop it.
 func (p *parser) sitemap(n int, value string) {
+	meant := value
 	if strings.IndexByte(value, '&') >= 0 {
-		if decoded, ref := decodeEntities(value); ref != "" {
+		var ref string
+		if meant, ref = decodeEntities(value); ref != "" {
 			p.r.warnings = append(p.r.warnings, Warning{Line: n, Severity: SeverityWarning,
-				Message: "Sitemap " + quoted(value) + " holds the HTML entity " + quoted(ref) + ", which crawlers fetch as written: write " + quoted(decoded)})
+				Message: "Sitemap " + quoted(value) + " holds the HTML entity " + quoted(ref) + ", which crawlers fetch as written: write " + quoted(meant)})
 		}
 	}
 	if absoluteURL(value) {
@@ -501,7 +511,7 @@ func (p *parser) sitemap(n int, value string) {
 	if u, err := url.Parse(value); err != nil || u.Scheme == "" || u.Host == "" {
 		example := "https://example.com/sitemap.xml"
 		if err == nil && strings.HasPrefix(value, "/") && !strings.HasPrefix(value, "//") {
-			example = "https://example.com" + value
+			example = "https://example.com" + meant
 		}
 		p.warn(n, "Sitemap %q is relative; crawlers such as Google's ignore it: write it as an absolute URL, such as %q", value, example)
 	}

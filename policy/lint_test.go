@@ -104,6 +104,8 @@ func TestFixHints(t *testing.T) {
 		{"the last code point", "User-agent: *\nDisallow: /a&#x10FFFF;", []string{`write "Disallow: /a\U0010ffff"`}},
 		{"a one-digit numeric entity", "User-agent: *\nDisallow: /a&#9;b", []string{`write "Disallow: /a\tb"`}},
 		{"a Sitemap's entity is decoded", "Sitemap: https://site.example/s.xml?a=1&amp;b=2", []string{`holds the HTML entity "&amp;"`, `write "https://site.example/s.xml?a=1&b=2"`}},
+		{"a relative Sitemap's absolute form is decoded too", "Sitemap: /s.xml?a=1&amp;b=2", []string{`write "/s.xml?a=1&b=2"`, `such as "https://example.com/s.xml?a=1&b=2"`}},
+		{"an entity escaped twice is decoded to the character", "User-agent: *\nDisallow: /two&amp;amp;x", []string{`holds the HTML entity "&amp;"`, `write "/two&x"`}},
 		{"a relative sitemap is given in full", "Sitemap: /sitemap.xml", []string{"is relative", `absolute URL, such as "https://example.com/sitemap.xml"`}},
 		{"Noindex says what to use instead", "User-agent: *\nNoindex: /x", []string{"noindex robots meta tag or X-Robots-Tag header"}},
 		{"a URL alone is offered as a sitemap", "User-agent: *\nHTTPS://site.example/s.xml", []string{`write "Sitemap: HTTPS://site.example/s.xml"`}},
@@ -236,7 +238,9 @@ func TestConcerns(t *testing.T) {
 		{2, "/x/a%20b", false}, // the literal must start the path
 		{3, "/q?x=1&y=2", true},
 		{3, "/q?y=2", false},
-		{4, "/any/thing", true}, // a pattern that starts with a wildcard
+		{4, "/any/doc.pdf&", true}, // a pattern that starts with a wildcard
+		{4, "/any/thing", false},   // matched as meant, wildcards and all
+		{3, "/q?x=1", false},
 		{5, "/typo", true},
 		{5, "/other", false},
 		{6, "/anything", true}, // not a rule's finding
