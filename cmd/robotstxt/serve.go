@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crawlkit/robots/internal/explorer"
 	"github.com/crawlkit/robots/internal/report"
@@ -95,6 +96,9 @@ func readForPage(name string, stdin io.Reader, stderr io.Writer) ([]byte, error)
 	if over {
 		fmt.Fprintf(stderr, "robotstxt serve: warning: %s is over %d KiB: the page starts with its first %d KiB, up to the last whole line\n",
 			name, explorer.MaxRobots>>10, explorer.MaxRobots>>10)
+	}
+	if !utf8.Valid(text) {
+		fmt.Fprintf(stderr, "robotstxt serve: warning: %s is not UTF-8: the page shows each byte that is not as \uFFFD, and decides on the file's own bytes until it is edited\n", name)
 	}
 	if read, cut := report.Crawled(text); cut {
 		from := policy.Parse(read).Lines() + 1

@@ -294,7 +294,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p, err := parseRobots(req.Robots)
+	p, err := parseRobots(h.robotsOf(req.Robots))
 	if err == nil {
 		req.Agents, err = req.Agent.merge(req.Agents)
 	}
@@ -337,7 +337,7 @@ func (h *handler) lint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p, err := parseRobots(req.Robots)
+	p, err := parseRobots(h.robotsOf(req.Robots))
 	if err != nil {
 		writeError(w, err)
 		return

@@ -587,3 +587,48 @@ func TestDecidePreferences(t *testing.T) {
 		t.Errorf("/private preferences = %+v, want search unknown on a disallowed path", p)
 	}
 }
+
+// TestStartFileDecidedOnItsBytes: a start file the page cannot hold as
+// it is (bytes that are not UTF-8, which it shows as U+FFFD, three bytes
+// each; CRLF line ends, which a textarea gives back as LF) is decided on
+// its own bytes when sent back unedited: its 500 KiB cut falls where
+// crawlers' does, not where the longer or shorter text would put it.
+func TestStartFileDecidedOnItsBytes(t *testing.T) {
+	// 476,030 bytes (884,030 shown); 517,032 bytes (506,030 with LFs).
+	latin1 := strings.Repeat("Disallow: /caf\xe9-\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\xe9\n", 17000)
+	crlf := strings.Repeat("Disallow: /some/long/enough/path/for/the/test\r\n", 11000)
+	for _, tc := range []struct{ name, file string }{
+		{"not UTF-8, under the cut as bytes", "User-agent: *\n" + latin1 + "Disallow: /tail\n"},
+		{"CRLF, over the cut as bytes", "User-agent: *\r\n" + crlf + "Disallow: /tail\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, Options{Robots: tc.file, Source: "robots.txt"})
+			var start startResponse
+			do(t, srv, mustRequest(t, "GET", srv.URL+"/api/start"), &start)
+			read, cut := report.Crawled([]byte(tc.file))
+			want := policy.Parse(read).Agent("ExampleBot").Decide("/tail").Allowed
+			for _, sent := range []string{start.Robots, strings.ReplaceAll(start.Robots, "\r\n", "\n")} {
+				var got decideResponse
+				body := mustJSON(t, decideRequest{Robots: sent, Agents: []string{"ExampleBot"}, URLs: []string{"/tail"}})
+				if status := post(t, srv, "/api/decide", body, &got); status != http.StatusOK {
+					t.Fatalf("status %d, want 200", status)
+				}
+				if (got.Cut != nil) != cut || got.Cut != nil && got.Cut.Bytes != len(read) {
+					t.Errorf("cut %+v; want one at byte %d: %v", got.Cut, len(read), cut)
+				}
+				if d := got.Decisions[0]; d.Allowed != want {
+					t.Errorf("/tail allowed %v, want %v as crawlers read the file", d.Allowed, want)
+				}
+			}
+		})
+	}
+}
+
+func mustRequest(t *testing.T, method, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

@@ -52,13 +52,13 @@ func (h *handler) compare(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	old, err := parseRobots(req.Old)
+	old, err := parseRobots(h.robotsOf(req.Old))
 	if err != nil {
 		err.msg = "old " + err.msg
 		writeError(w, err)
 		return
 	}
-	nu, err := parseRobots(req.New)
+	nu, err := parseRobots(h.robotsOf(req.New))
 	if err != nil {
 		err.msg = "new " + err.msg
 		writeError(w, err)

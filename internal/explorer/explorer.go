@@ -29,6 +29,8 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 )
 
 //go:embed assets
@@ -56,6 +58,12 @@ type handler struct {
 	start     startResponse
 	userAgent string
 	transport http.RoundTripper
+	// raw is Options.Robots when the page cannot hold it as it is: not
+	// UTF-8 (start.Robots shows each byte that is not as U+FFFD, as
+	// JSON does) or with CRs (which a textarea gives back as LFs). A
+	// file sent back as shown, or as the page gives it back (lf), is
+	// decided on its own bytes, as crawlers read them.
+	raw, lf string
 }
 
 // startResponse is the answer to GET /api/start.
@@ -81,6 +89,10 @@ func New(opts Options) http.Handler {
 	}
 	if h.transport == nil {
 		h.transport = http.DefaultTransport
+	}
+	if !utf8.ValidString(opts.Robots) || strings.Contains(opts.Robots, "\r") {
+		h.raw, h.start.Robots = opts.Robots, shown(opts.Robots)
+		h.lf = strings.ReplaceAll(strings.ReplaceAll(h.start.Robots, "\r\n", "\n"), "\r", "\n")
 	}
 	if opts.Robots == "" && opts.Source == "" {
 		example, _ := assets.ReadFile("assets/example.txt") // part of the build
@@ -113,6 +125,27 @@ func New(opts Options) http.Handler {
 	mux.Handle("/api/compare", only(http.MethodPost, http.HandlerFunc(h.compare)))
 	mux.HandleFunc("/", notFound)
 	return guardHost(mux)
+}
+
+// shown returns robots as the page shows it: each byte that is not
+// valid UTF-8 as U+FFFD, as JSON carries it.
+func shown(robots string) string {
+	var b strings.Builder
+	b.Grow(len(robots))
+	for _, r := range robots {
+		b.WriteRune(r) // a byte that is not UTF-8 ranges as utf8.RuneError
+	}
+	return b.String()
+}
+
+// robotsOf returns the robots.txt a request sent as text: the start
+// file's own bytes when text is that file as the page shows it, or as
+// its textarea gives it back.
+func (h *handler) robotsOf(text string) string {
+	if h.raw != "" && (text == h.start.Robots || text == h.lf) {
+		return h.raw
+	}
+	return text
 }
 
 // only serves h for method (GET includes HEAD) and answers any other
