@@ -34,8 +34,9 @@ import (
 // An error from any method means the store could not answer that call:
 // the Transport then uses its own state for the request (its own fetch,
 // its own pace), never allowing everything. An error of a call whose
-// context had ended is the caller's and counts as no failure; one
-// matching ErrStoreSkipped is a call the store did not try.
+// context had ended is the caller's and counts as no failure, unless it
+// matches ErrStoreFailed (the store counted it while the caller waited);
+// one matching ErrStoreSkipped is a call the store did not try.
 type Fleet interface {
 	// Load returns the record stored under key, and whether there is one.
 	Load(ctx context.Context, key RecordKey) (value []byte, found bool, err error)
@@ -197,6 +198,22 @@ type Slot struct {
 	Epoch string
 }
 
+// ErrStoreFailed is matched by the error of a Fleet call that the store
+// tried and counts as a failure of its own, which it may only while its
+// caller waits (CallerGaveUp is nil): the Transport counts such a call
+// in Stats.StoreErrors even when the caller's context ended after the
+// store looked, so that the two counts agree. StoreFailed marks one.
+var ErrStoreFailed = errors.New("robots: fleet store failed")
+
+// StoreFailed returns err marked as a failure the store counted as its
+// own: it matches ErrStoreFailed and err, and reads as err.
+func StoreFailed(err error) error { return storeFailure{err} }
+
+type storeFailure struct{ error }
+
+func (e storeFailure) Unwrap() error      { return e.error }
+func (storeFailure) Is(target error) bool { return target == ErrStoreFailed }
+
 // ErrStoreSkipped is matched by the error of a Fleet call that the
 // store did not try, as while it leaves a failed server alone for a
 // cooldown: the Transport falls back on its own state as for any error,
@@ -282,7 +299,8 @@ func (c countedFleet) done(ctx context.Context, op string, err *error) {
 			*err = fmt.Errorf("robots: panic in Fleet.%s: %v", op, p)
 		}
 	}
-	if *err != nil && CallerGaveUp(ctx) == nil {
+	// What the store counted, it counted while the caller waited.
+	if *err != nil && (CallerGaveUp(ctx) == nil || errors.Is(*err, ErrStoreFailed) || errors.Is(*err, ErrStoreSkipped)) {
 		c.stats.storeFailed(*err)
 	}
 }

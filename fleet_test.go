@@ -184,6 +184,49 @@ func TestCallerGaveUp(t *testing.T) {
 	}
 }
 
+// loadFails is a MemoryFleet whose Load fails with err.
+type loadFails struct {
+	*MemoryFleet
+	err error
+}
+
+func (f loadFails) Load(context.Context, RecordKey) ([]byte, bool, error) { return nil, false, f.err }
+
+// TestStoreCountsAgree: the transport counts a store call as the store
+// does. A failure the store marked (StoreFailed) or a call it skipped
+// (ErrStoreSkipped) it counted while the caller waited, so the transport
+// counts it even when the caller's deadline passed before the call
+// returned; any other error of a caller that gave up is the caller's.
+func TestStoreCountsAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		err               error
+		ended             bool
+		errors, fallbacks int64
+	}{
+		{"a failure while the caller waits", errors.New("connection refused"), false, 1, 1},
+		{"a failure the store counted, the caller's deadline passed since", StoreFailed(errors.New("timeout")), true, 1, 1},
+		{"a call the store skipped, the caller's deadline passed since", fmt.Errorf("resting: %w", ErrStoreSkipped), true, 0, 1},
+		{"the caller gave up", context.DeadlineExceeded, true, 0, 0},
+		{"an unmarked failure once the caller gave up", errors.New("i/o timeout"), true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stats counters
+			f := counted(loadFails{NewMemoryFleet(), tc.err}, &stats, slog.New(slog.DiscardHandler))
+			ctx := context.Background()
+			if tc.ended {
+				ctx = pastDeadline{ctx}
+			}
+			if _, _, err := f.Load(ctx, RecordKey{}); !errors.Is(err, tc.err) || err.Error() != tc.err.Error() {
+				t.Errorf("Load = %v, want the store's %v", err, tc.err)
+			}
+			if e, fb := stats.storeErrors.Load(), stats.storeFallbacks.Load(); e != tc.errors || fb != tc.fallbacks {
+				t.Errorf("StoreErrors %d, StoreFallbacks %d; want %d, %d", e, fb, tc.errors, tc.fallbacks)
+			}
+		})
+	}
+}
+
 // hangingLoads is a MemoryFleet whose Load, while hang is set, returns
 // only when its context ends.
 type hangingLoads struct {

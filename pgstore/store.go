@@ -315,7 +315,7 @@ func (s *Store) failed(ctx context.Context, op string, err error) error {
 	if !s.down.Swap(true) {
 		s.logger.Warn("pgstore: PostgreSQL failed; the transports fall back on their own state", "op", op, "error", err)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, robots.StoreFailed(err))
 }
 
 // sweep deletes expired rows, at most once per DefaultSweepInterval, in

@@ -129,7 +129,7 @@ func (h *health) failure(ctx context.Context, op string, err error) error {
 		return err
 	}
 	h.failedCall(op, err)
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, robots.StoreFailed(err))
 }
 
 // dialFailure is the last error go-redis met dialing, and when.

@@ -104,8 +104,8 @@ func TestCallerDeadline(t *testing.T) {
 	t.Run("a Redis silent past Timeout is a failure", func(t *testing.T) {
 		logs := &logBuffer{}
 		s := silentStore(t, redisstore.Options{Timeout: 100 * time.Millisecond, Cooldown: time.Hour}, logs)
-		if err := calls[0].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, robots.ErrStoreSkipped) {
-			t.Errorf("load: err = %v; want ErrUnavailable and DeadlineExceeded", err)
+		if err := calls[0].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, robots.ErrStoreFailed) || errors.Is(err, robots.ErrStoreSkipped) {
+			t.Errorf("load: err = %v; want ErrUnavailable, DeadlineExceeded and robots.ErrStoreFailed", err)
 		}
 		if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 1 {
 			t.Errorf("Stats after a call past Timeout = %+v; want 1 error, 1 fallback", st)
@@ -115,7 +115,7 @@ func TestCallerDeadline(t *testing.T) {
 		}
 		// Refused by the cooldown, not by Redis: the error says so, and
 		// Stats counts a fallback without a second error.
-		if err := calls[1].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, robots.ErrStoreSkipped) || !strings.Contains(err.Error(), "after a failure") {
+		if err := calls[1].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, robots.ErrStoreSkipped) || errors.Is(err, robots.ErrStoreFailed) || !strings.Contains(err.Error(), "after a failure") {
 			t.Errorf("the next call: err = %v; want ErrUnavailable and robots.ErrStoreSkipped from the cooldown", err)
 		}
 		if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 2 {
