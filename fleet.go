@@ -199,14 +199,16 @@ type Slot struct {
 }
 
 // ErrStoreFailed is matched by the error of a Fleet call that the store
-// tried and counts as a failure of its own, which it may only while its
-// caller waits (CallerGaveUp is nil): the Transport counts such a call
-// in Stats.StoreErrors even when the caller's context ended after the
-// store looked, so that the two counts agree. StoreFailed marks one.
+// counted as its own, a failure or (matching ErrStoreSkipped too) a call
+// it skipped, which it may only while its caller waits (CallerGaveUp is
+// nil): the Transport counts such a call in Stats.StoreErrors and
+// Stats.StoreFallbacks even when the caller's context ended after the
+// store looked, so that its counts and the store's agree. StoreFailed
+// marks one.
 var ErrStoreFailed = errors.New("robots: fleet store failed")
 
-// StoreFailed returns err marked as a failure the store counted as its
-// own: it matches ErrStoreFailed and err, and reads as err.
+// StoreFailed returns err marked as a call the store counted as its own:
+// it matches ErrStoreFailed and err, and reads as err.
 func StoreFailed(err error) error { return storeFailure{err} }
 
 type storeFailure struct{ error }
@@ -300,7 +302,7 @@ func (c countedFleet) done(ctx context.Context, op string, err *error) {
 		}
 	}
 	// What the store counted, it counted while the caller waited.
-	if *err != nil && (CallerGaveUp(ctx) == nil || errors.Is(*err, ErrStoreFailed) || errors.Is(*err, ErrStoreSkipped)) {
+	if *err != nil && (CallerGaveUp(ctx) == nil || errors.Is(*err, ErrStoreFailed)) {
 		c.stats.storeFailed(*err)
 	}
 }

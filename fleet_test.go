@@ -193,10 +193,10 @@ type loadFails struct {
 func (f loadFails) Load(context.Context, RecordKey) ([]byte, bool, error) { return nil, false, f.err }
 
 // TestStoreCountsAgree: the transport counts a store call as the store
-// does. A failure the store marked (StoreFailed) or a call it skipped
-// (ErrStoreSkipped) it counted while the caller waited, so the transport
-// counts it even when the caller's deadline passed before the call
-// returned; any other error of a caller that gave up is the caller's.
+// does. A failure or a skipped call the store marked (StoreFailed) it
+// counted while the caller waited, so the transport counts it even when
+// the caller's deadline passed before the call returned; any other error
+// of a caller that gave up is the caller's.
 func TestStoreCountsAgree(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
@@ -206,7 +206,8 @@ func TestStoreCountsAgree(t *testing.T) {
 	}{
 		{"a failure while the caller waits", errors.New("connection refused"), false, 1, 1},
 		{"a failure the store counted, the caller's deadline passed since", StoreFailed(errors.New("timeout")), true, 1, 1},
-		{"a call the store skipped, the caller's deadline passed since", fmt.Errorf("resting: %w", ErrStoreSkipped), true, 0, 1},
+		{"a call the store skipped, the caller's deadline passed since", fmt.Errorf("resting: %w", StoreFailed(ErrStoreSkipped)), true, 0, 1},
+		{"a call skipped unmarked once the caller gave up", fmt.Errorf("resting: %w", ErrStoreSkipped), true, 0, 0},
 		{"the caller gave up", context.DeadlineExceeded, true, 0, 0},
 		{"an unmarked failure once the caller gave up", errors.New("i/o timeout"), true, 0, 0},
 	} {

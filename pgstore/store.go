@@ -218,7 +218,7 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 	}
 	if until := s.restUntil.Load(); until != 0 && time.Now().UnixNano() < until {
 		s.fallbacks.Add(1)
-		return zero, fmt.Errorf("%w: %s: %w (after a failure, for %v)", ErrUnavailable, op, robots.ErrStoreSkipped, s.cooldown)
+		return zero, fmt.Errorf("%w: %s: %w (after a failure, for %v)", ErrUnavailable, op, robots.StoreFailed(robots.ErrStoreSkipped), s.cooldown)
 	}
 	if err := s.ensure(ctx); err != nil {
 		return zero, s.failed(ctx, op, err)

@@ -280,8 +280,8 @@ func TestOutageFailsFastThenRecovers(t *testing.T) {
 	if _, _, err := store.Load(ctx, key); !errors.Is(err, pgstore.ErrUnavailable) || !errors.Is(err, robots.ErrStoreFailed) || errors.Is(err, robots.ErrStoreSkipped) {
 		t.Errorf("Load with the server down = %v; want ErrUnavailable and robots.ErrStoreFailed, tried", err)
 	}
-	if _, _, err := store.Load(ctx, key); !errors.Is(err, robots.ErrStoreSkipped) {
-		t.Errorf("Load within the cooldown = %v; want ErrStoreSkipped", err)
+	if _, _, err := store.Load(ctx, key); !errors.Is(err, robots.ErrStoreSkipped) || !errors.Is(err, robots.ErrStoreFailed) {
+		t.Errorf("Load within the cooldown = %v; want ErrStoreSkipped, marked counted (ErrStoreFailed)", err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func call[T any](ctx context.Context, s *Store, op string, f func(context.Contex
 	start := time.Now()
 	if at := h.retryAt.Load(); at != 0 && start.UnixNano() < at {
 		h.fallbacks.Add(1)
-		return zero, fmt.Errorf("%w: %s: waiting %v after a failure: %w", ErrUnavailable, op, h.cooldown, robots.ErrStoreSkipped)
+		return zero, fmt.Errorf("%w: %s: waiting %v after a failure: %w", ErrUnavailable, op, h.cooldown, robots.StoreFailed(robots.ErrStoreSkipped))
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -115,7 +115,7 @@ func TestCallerDeadline(t *testing.T) {
 		}
 		// Refused by the cooldown, not by Redis: the error says so, and
 		// Stats counts a fallback without a second error.
-		if err := calls[1].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, robots.ErrStoreSkipped) || errors.Is(err, robots.ErrStoreFailed) || !strings.Contains(err.Error(), "after a failure") {
+		if err := calls[1].call(context.Background(), s); !errors.Is(err, redisstore.ErrUnavailable) || !errors.Is(err, robots.ErrStoreSkipped) || !errors.Is(err, robots.ErrStoreFailed) || !strings.Contains(err.Error(), "after a failure") {
 			t.Errorf("the next call: err = %v; want ErrUnavailable and robots.ErrStoreSkipped from the cooldown", err)
 		}
 		if st := s.Stats(); st.Errors != 1 || st.Fallbacks != 2 {
