@@ -192,13 +192,14 @@ func (t *Transport) askedComponents(req *http.Request, authority string, c *chal
 		case "@authority":
 			value = authority
 		case "@path":
-			if value = req.URL.EscapedPath(); value == "" {
-				value = "/"
-			}
+			value = sentPath(req.URL)
 		case "@scheme":
 			value = strings.ToLower(req.URL.Scheme)
 		case "@target-uri":
-			value = strings.ToLower(req.URL.Scheme) + "://" + authority + req.URL.RequestURI()
+			value = strings.ToLower(req.URL.Scheme) + "://" + authority + sentPath(req.URL)
+			if req.URL.ForceQuery || req.URL.RawQuery != "" {
+				value += "?" + req.URL.RawQuery
+			}
 		case "@request-target":
 			value = req.URL.RequestURI()
 		case "@query":

@@ -353,14 +353,10 @@ func (t *Transport) components(req *http.Request, authority string, agent agentF
 	if method == "" {
 		method = http.MethodGet
 	}
-	path := req.URL.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
 	components := []component{
 		{id: `"@method"`, value: method},
 		{id: `"@authority"`, value: authority},
-		{id: `"@path"`, value: path},
+		{id: `"@path"`, value: sentPath(req.URL)},
 	}
 	if hasAgent {
 		components = append(components, component{id: agent.id, value: agent.value})
@@ -371,6 +367,26 @@ func (t *Transport) components(req *http.Request, authority string, agent agentF
 		}
 	}
 	return components
+}
+
+// sentPath returns the path of the request-target net/http sends for u,
+// escaped as sent, "/" for none: URL.Opaque when it is set, of which a
+// "//host/path" goes out in absolute form, and the path after the host.
+func sentPath(u *url.URL) string {
+	p := u.EscapedPath()
+	if u.Opaque != "" {
+		p = u.Opaque
+		if rest, ok := strings.CutPrefix(p, "//"); ok {
+			p = ""
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				p = rest[i:]
+			}
+		}
+	}
+	if p == "" {
+		return "/"
+	}
+	return p
 }
 
 // coveredFields are the request's header fields a signature covers when
@@ -437,6 +453,11 @@ func authority(req *http.Request) (string, error) {
 	ascii, err := httpguts.PunycodeHostPort(host)
 	if err != nil {
 		return "", fmt.Errorf("botauth: host %q cannot be sent: %v", host, err)
+	}
+	if !httpguts.ValidHostHeader(ascii) {
+		// net/http would send no Host at all: the signature would
+		// name an authority the server never sees.
+		return "", fmt.Errorf("botauth: host %q is not a valid Host header", host)
 	}
 	host = authorityOf(ascii, req.URL.Scheme)
 	if !validString(host) {

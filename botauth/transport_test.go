@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,33 @@ func TestTransportSignsEachRequestForItsOwnTarget(t *testing.T) {
 	}
 }
 
+// TestTransportSignsTheOpaquePathSent: a request whose URL.Opaque names
+// the request-target is signed over the path net/http sends from it,
+// the origin form's and the absolute form's alike.
+func TestTransportSignsTheOpaquePathSent(t *testing.T) {
+	clock := fakeclock.New()
+	key := newKey(1)
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{key}, Agent: testAgent, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, rec := newRecordingServer(t)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, opaque := range []string{"/a%2Fb", "//" + host + "/op%2Faque/x"} {
+		req := &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: host, Opaque: opaque}, Header: http.Header{}, Host: host}
+		resp, err := signer.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for i, got := range rec.requests() {
+		if _, err := verifyRequest(got, publicKeys(key), clock.Now()); err != nil {
+			t.Errorf("request %d (%s): %v", i, got.path, err)
+		}
+	}
+}
+
 // failingBase is a base RoundTripper that must not be reached.
 type failingBase struct{ t *testing.T }
 
@@ -127,6 +155,7 @@ func TestTransportDoesNotSendWhatItCannotSign(t *testing.T) {
 		{"key not yet valid", []botauth.Key{{Private: newKey(1).Private, NotBefore: now.Add(time.Hour)}}, "http://site.test/", botauth.ErrNoKey},
 		{"key ends before the signature would", []botauth.Key{{Private: newKey(1).Private, Expires: now.Add(time.Minute)}}, "http://site.test/", botauth.ErrNoKey},
 		{"no host", []botauth.Key{newKey(1)}, "http:///path", nil},
+		{"a Host net/http would not send", []botauth.Key{newKey(1)}, "http://site.test/", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,6 +165,9 @@ func TestTransportDoesNotSendWhatItCannotSign(t *testing.T) {
 			}
 			body := &closeTracker{Reader: strings.NewReader("x")}
 			req, _ := http.NewRequest("POST", tt.url, body)
+			if strings.HasPrefix(tt.name, "a Host") {
+				req.Host = "site.test/path"
+			}
 			resp, err := signer.RoundTrip(req)
 			if resp != nil || err == nil || !strings.HasPrefix(err.Error(), "botauth: ") {
 				t.Fatalf("RoundTrip = %v, %v; want no response and a botauth error", resp, err)
