@@ -37,6 +37,8 @@ type fetcher struct {
 	// (the transport sets the pacer's; none until then): a redirect into
 	// an origin paused is not followed before it ends.
 	pausedUntil func(ctx context.Context, u *url.URL, now time.Time) time.Time
+	// answerer is the base when it answers challenges (see Answerer).
+	answerer Answerer
 }
 
 // Outcome is what fetching an origin's robots.txt came to, and so how its
@@ -245,10 +247,31 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, host string, v validators
 		req.Header["If-Modified-Since"] = []string{v.lastModified}
 	}
 	resp, err := f.exchange(ctx, req)
+	if err == nil && f.answerer != nil {
+		resp, err = f.answered(ctx, req, resp)
+	}
 	if err == nil && resp.Body == nil {
 		resp.Body = http.NoBody
 	}
 	return resp, err
+}
+
+// answered sends, once, the request the base's Answerer makes of resp,
+// the response to req: a site that challenges the robots.txt fetch (a
+// signature asked, say) is decided by the robots.txt behind the
+// challenge, not by the challenge's status. A challenge the Answerer
+// cannot answer leaves resp the response.
+func (f *fetcher) answered(ctx context.Context, req *http.Request, resp *http.Response) (*http.Response, error) {
+	ans, err := f.answerer.Answer(req, resp)
+	if err != nil {
+		f.logger.Debug("robots: robots.txt challenge not answered", "url", req.URL.Redacted(), "error", err)
+		return resp, nil
+	}
+	if ans == nil {
+		return resp, nil
+	}
+	drain(resp)
+	return f.exchange(ctx, ans)
 }
 
 // answer is what the base answered a fetch's request.

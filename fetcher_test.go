@@ -614,3 +614,60 @@ func TestRetryAfterAsksAWait(t *testing.T) {
 		}
 	}
 }
+
+// challengingRobots challenges a robots.txt fetch, then serves the file to
+// the answer, marked in its context as a signer marks it; it counts the
+// pages it is sent.
+type challengingRobots struct {
+	pages  atomic.Int32
+	cannot bool // the challenge cannot be answered
+}
+
+func (b *challengingRobots) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+	switch {
+	case r.URL.Path != "/robots.txt":
+		b.pages.Add(1)
+	case r.Context().Value(answerKey{}) == nil:
+		resp.StatusCode = http.StatusUnauthorized
+		resp.Header.Set("Accept-Signature", `sig2=("@method" "@authority" "@path")`)
+	default:
+		resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private\n"))
+	}
+	return resp, nil
+}
+
+func (b *challengingRobots) Answer(req *http.Request, resp *http.Response) (*http.Request, error) {
+	switch {
+	case resp.StatusCode != http.StatusUnauthorized:
+		return nil, nil
+	case b.cannot:
+		return nil, errors.New("the challenge asks a key the signer has not")
+	}
+	return req.Clone(context.WithValue(req.Context(), answerKey{}, true)), nil
+}
+
+// TestRobotsFetchAnswersAChallenge: a site that challenges the robots.txt
+// fetch (a signature asked) is decided by the file served to the answer:
+// its challenge's 401 is no "unavailable" that allows everything.
+func TestRobotsFetchAnswersAChallenge(t *testing.T) {
+	base := &challengingRobots{}
+	tr := NewTransport(base, Options{MinDelay: -1})
+	err := sendFrom(tr, "http://site.example/private/x")
+	if !errors.Is(err, ErrDisallowed) {
+		t.Errorf("GET /private/x: %v; want it refused by the robots.txt behind the challenge", err)
+	}
+	if n := base.pages.Load(); n != 0 {
+		t.Errorf("%d pages sent; want none", n)
+	}
+	if info, err := tr.Robots(context.Background(), "http://site.example/"); err != nil || info.Outcome != Parsed {
+		t.Errorf("Robots = %+v, %v; want the file parsed", info, err)
+	}
+
+	// One it cannot answer is the fetch's response: a 401, unavailable.
+	base = &challengingRobots{cannot: true}
+	tr = NewTransport(base, Options{MinDelay: -1})
+	if info, err := tr.Robots(context.Background(), "http://site.example/"); err != nil || info.Outcome != Unavailable || info.StatusCode != http.StatusUnauthorized {
+		t.Errorf("Robots = %+v, %v; want the challenge's 401, unavailable", info, err)
+	}
+}

@@ -68,6 +68,7 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 	t.origins.pausedUntil = func(ctx context.Context, o *origin, now time.Time) time.Time {
 		return t.pacer.paused(ctx, t.pacer.lineOf(o.key, &o.line), now)
 	}
+	t.origins.fetcher.answerer = t.answerer
 	t.origins.fetcher.pausedUntil = func(ctx context.Context, u *url.URL, now time.Time) time.Time {
 		tg, err := targetFor(u, "")
 		if err != nil {
@@ -123,8 +124,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // answers a signature challenge (Accept-Signature). RoundTrip asks it of
 // every response to a request it sent, and sends an answer once, decided
 // and paced like any request; an error (the challenge cannot be
-// answered) is RoundTrip's, the response then the error's. A base that
-// wraps an Answerer passes the method on.
+// answered) is RoundTrip's, the response then the error's. A robots.txt
+// fetch is answered once too, and the answer's response is the fetch's;
+// a challenge it cannot answer is the fetch's response as it came. A
+// base that wraps an Answerer passes the method on.
 type Answerer interface {
 	// Answer returns the request to send in answer to resp, the response
 	// to req, or nil for none.
