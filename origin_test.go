@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawlkit/robots/internal/target"
 )
 
 // TestOrigins checks that every spelling of an origin shares one
@@ -249,5 +252,35 @@ func TestOneOriginPerHost(t *testing.T) {
 				t.Errorf("%d pages sent, want %d", len(hosts), len(tc.urls))
 			}
 		})
+	}
+}
+
+// TestToolsDecideTheTargetSent: the path and query the command, the
+// explorer and release checks match for an absolute URL (target.Target)
+// are those the transport decides and net/http sends, over generated
+// URLs mixing escapes Go keeps with raw octets that make it escape the
+// path anew.
+func TestToolsDecideTheTargetSent(t *testing.T) {
+	parts := []string{"a", "/", "%2F", "%2f", "%3B", "%3D", ";", "=", "|", "{", " ", "\u00e9", "\u30c4", "%C3%A9", "%7E", "~", "..", ".", "%25", "?", "?q=%2F", "&", "+", "%20"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString("http://s.example/")
+		for range 1 + rng.IntN(6) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		raw := b.String()
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue // not sendable
+		}
+		tg, err := targetFor(u, "")
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		got, err := target.Target(raw)
+		if err != nil || got != tg.uri {
+			t.Fatalf("target.Target(%q) = %q, %v; the transport decides %q", raw, got, err, tg.uri)
+		}
 	}
 }

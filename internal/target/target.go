@@ -7,6 +7,7 @@ package target
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/crawlkit/robots/match"
@@ -19,8 +20,11 @@ var ErrTarget = errors.New("not a path or an http(s) URL")
 // Target returns the path and query that robots.txt rules are matched
 // against for s, which is either a path starting with "/" (taken as it is,
 // even when it starts with "//") or an absolute http or https URL. The
-// fragment is dropped and an empty path becomes "/". The octets are kept
-// as written: escapes are not decoded, so Target("/a%2Fb") is "/a%2Fb".
+// fragment is dropped and an empty path becomes "/". A path's octets are
+// kept as written: escapes are not decoded, so Target("/a%2Fb") is
+// "/a%2Fb". A URL's are those net/http sends for it, which the transport
+// decides: as written, unless the path's escaping is not one Go keeps (a
+// raw "|" or "é" beside a "%3B"), when Go sends the path escaped anew.
 func Target(s string) (string, error) {
 	if strings.HasPrefix(s, "/") {
 		return cutFragment(s), nil
@@ -37,6 +41,9 @@ func Target(s string) (string, error) {
 	i := strings.IndexAny(rest, "/?#")
 	if i == 0 {
 		return "", ErrTarget // no host
+	}
+	if u, err := url.Parse(s); err == nil && u.Opaque == "" {
+		return u.RequestURI(), nil
 	}
 	if i < 0 {
 		return "/", nil

@@ -18,6 +18,14 @@ func TestTarget(t *testing.T) {
 		{"hTtPs://e.example/a%2Fb", "/a%2Fb"},
 		{"http://e.example?q=1", "/?q=1"},
 		{"http://e.example#f", "/"},
+		// As net/http sends them: escaped anew where Go does not keep
+		// the path's escaping.
+		{"http://s.example/a%3Bb|c", "/a;b%7Cc"},
+		{"http://s.example/\u00e9/a%3Bb", "/%C3%A9/a;b"},
+		{"http://s.example/a%2Fb/\u30c4?q=\u00e9", "/a/b/%E3%83%84?q=\u00e9"},
+		{"http://s.example/a%2Fb?q", "/a%2Fb?q"},
+		{"http://s.example/a?", "/a?"},
+		{"http://s.example/%zz", "/%zz"}, // unsendable: as written
 	}
 	for _, tt := range tests {
 		got, err := Target(tt.in)
