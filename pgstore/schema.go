@@ -134,6 +134,27 @@ BEGIN
 END
 $fn$;
 
+-- budget_row locks p_crawl's budget row, made if missing, and returns
+-- it; a row past its expiry (or just made) is a book that expired, as a
+-- Redis hash does: its spending, its reservations and its URLs are
+-- forgotten, so that no URL stays paid in a crawl whose book is gone.
+CREATE OR REPLACE FUNCTION %[1]s.budget_row(p_crawl text)
+RETURNS %[1]s.budgets
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+	b %[1]s.budgets%%ROWTYPE;
+BEGIN
+	INSERT INTO %[1]s.budgets (crawl, expires) VALUES (p_crawl, '-infinity') ON CONFLICT (crawl) DO NOTHING;
+	SELECT * INTO b FROM %[1]s.budgets WHERE budgets.crawl = p_crawl FOR UPDATE;
+	IF b.expires < now() THEN
+		b.spent := 0; b.reserved := 0;
+		DELETE FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl;
+	END IF;
+	RETURN b;
+END
+$fn$;
+
 -- reserve_budget sets p_amount aside for p_url in p_crawl's budget of
 -- p_limit: answer 1 reserved, 0 past the limit, 2 the URL paid or being
 -- paid; left is what the budget has left after it.
@@ -145,12 +166,7 @@ DECLARE
 	b %[1]s.budgets%%ROWTYPE;
 	v_left bigint;
 BEGIN
-	INSERT INTO %[1]s.budgets (crawl, expires) VALUES (p_crawl, now()) ON CONFLICT (crawl) DO NOTHING;
-	SELECT * INTO b FROM %[1]s.budgets WHERE budgets.crawl = p_crawl FOR UPDATE;
-	IF b.expires < now() THEN
-		b.spent := 0; b.reserved := 0;
-		DELETE FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl;
-	END IF;
+	b := %[1]s.budget_row(p_crawl);
 	v_left := GREATEST(p_limit - b.spent - b.reserved, 0);
 	IF EXISTS (SELECT 1 FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl AND budget_urls.url = p_url) THEN
 		o_answer := 2; o_remaining := v_left;
@@ -177,8 +193,7 @@ DECLARE
 	b %[1]s.budgets%%ROWTYPE;
 	v_paid boolean;
 BEGIN
-	INSERT INTO %[1]s.budgets (crawl, expires) VALUES (p_crawl, now() + make_interval(secs => p_ttl_ms / 1e3)) ON CONFLICT (crawl) DO NOTHING;
-	SELECT * INTO b FROM %[1]s.budgets WHERE budgets.crawl = p_crawl FOR UPDATE;
+	b := %[1]s.budget_row(p_crawl);
 	SELECT paid INTO v_paid FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl AND budget_urls.url = p_url;
 	IF v_paid IS NOT NULL AND NOT v_paid THEN
 		b.reserved := GREATEST(b.reserved - p_reserved, 0);
@@ -197,7 +212,7 @@ RETURNS void
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 BEGIN
-	PERFORM 1 FROM %[1]s.budgets WHERE budgets.crawl = p_crawl FOR UPDATE;
+	PERFORM %[1]s.budget_row(p_crawl);
 	IF EXISTS (SELECT 1 FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl AND budget_urls.url = p_url AND NOT budget_urls.paid) THEN
 		DELETE FROM %[1]s.budget_urls WHERE budget_urls.crawl = p_crawl AND budget_urls.url = p_url;
 		UPDATE %[1]s.budgets SET reserved = GREATEST(reserved - p_reserved, 0) WHERE budgets.crawl = p_crawl;

@@ -14,6 +14,8 @@ package pgstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +93,7 @@ type Store struct {
 	migrate   sync.Mutex // protects running
 	running   *migration // the migration under way, nil when none
 	migrated  atomic.Bool
+	lost      atomic.Bool  // a call found tables or functions gone
 	restUntil atomic.Int64 // Unix ns: no call tries the server before it
 	down      atomic.Bool  // the last call failed (for the log)
 	lastSweep atomic.Int64 // Unix ns
@@ -124,9 +127,14 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 }
 
 // Migrate makes the store's schema, tables and functions if they are
-// missing. A Store does it on its first call; a deployment that gives the
-// crawler no rights to create them runs Migrate once, as a user that has
-// them. It is safe to run any number of times, from any number of
+// missing, or replaces those an older version made, and marks the
+// schema as this version's (its comment). A Store does it on its first
+// call unless the schema is marked so, and again when a call finds part
+// of it gone; a deployment that gives the crawler no rights to create
+// them runs Migrate once, as a user that has them (and again after
+// upgrading this package), and grants the crawler USAGE on the schema,
+// SELECT, INSERT, UPDATE and DELETE on its tables and EXECUTE on its
+// functions. It is safe to run any number of times, from any number of
 // processes.
 func (s *Store) Migrate(ctx context.Context) error {
 	for tries := 1; ; tries++ {
@@ -177,7 +185,7 @@ func (s *Store) migrateOnce(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "pgstore "+s.schema); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, s.schema)); err != nil {
+	if _, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, s.schema)+"COMMENT ON SCHEMA "+s.schema+" IS '"+schemaVersion+"';"); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -185,6 +193,27 @@ func (s *Store) migrateOnce(ctx context.Context) error {
 	}
 	s.migrated.Store(true)
 	return nil
+}
+
+// schemaVersion names the schema Migrate makes, kept as the schema's
+// comment: a Store that finds it there uses the schema as it is, so
+// that a crawler given no rights to create (Migrate run once by a user
+// that has them) never runs DDL.
+var schemaVersion = func() string {
+	sum := sha256.Sum256([]byte(schemaSQL))
+	return "pgstore " + hex.EncodeToString(sum[:8])
+}()
+
+// migrateIfStale runs Migrate unless the schema is the one it makes, as
+// its comment says, and no call found part of it gone since.
+func (s *Store) migrateIfStale(ctx context.Context) error {
+	var have *string
+	err := s.pool.QueryRow(ctx, `SELECT obj_description(to_regnamespace($1), 'pg_namespace')`, s.schema).Scan(&have)
+	if !s.lost.Swap(false) && err == nil && have != nil && *have == schemaVersion {
+		s.migrated.Store(true)
+		return nil
+	}
+	return s.Migrate(ctx)
 }
 
 // Stats are a Store's counts since it was made.
@@ -231,6 +260,7 @@ func call[T any](ctx context.Context, s *Store, op string, fn func(ctx context.C
 		// from a backup older than them, a schema dropped): a store that
 		// lost its state, as Redis restarted empty is, which answers once
 		// they are made again, in this call.
+		s.lost.Store(true)
 		s.migrated.Store(false)
 		if err = s.ensure(ctx); err == nil {
 			rctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -272,7 +302,7 @@ func (s *Store) ensure(ctx context.Context) error {
 		s.running = m
 		go func() {
 			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), MigrateTimeout)
-			m.err = s.Migrate(mctx)
+			m.err = s.migrateIfStale(mctx)
 			cancel()
 			s.migrate.Lock()
 			s.running = nil
@@ -331,6 +361,10 @@ func (s *Store) sweep() {
 		defer cancel()
 		for _, table := range []string{"records", "leases", "paces", "budgets"} {
 			q := fmt.Sprintf(`DELETE FROM %[1]s.%[2]s WHERE ctid IN (SELECT ctid FROM %[1]s.%[2]s WHERE expires < now() LIMIT 1000 FOR UPDATE SKIP LOCKED)`, s.schema, table)
+			if table == "budgets" {
+				// A book's URLs go with it.
+				q = fmt.Sprintf(`WITH gone AS (%s RETURNING crawl) DELETE FROM %s.budget_urls WHERE crawl IN (SELECT crawl FROM gone)`, q, s.schema)
+			}
 			if _, err := s.pool.Exec(ctx, q); err != nil {
 				s.logger.Debug("pgstore: sweep", "table", table, "error", err)
 				return

@@ -308,23 +308,27 @@ func TestOutageFailsFastThenRecovers(t *testing.T) {
 // answers, counting no error and starting no cooldown.
 func TestDroppedSchemaIsMadeAgain(t *testing.T) {
 	srv := pgtest.Start(t)
-	store, pool := openStore(t, srv.URL, "dropped", pgstore.Options{Timeout: 5 * time.Second, Cooldown: time.Hour})
-	ctx := context.Background()
-	key := robots.RecordKey{Origin: "https://site.example"}
-	if _, err := store.Swap(ctx, key, nil, []byte("v1")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `DROP SCHEMA dropped CASCADE`); err != nil {
-		t.Fatal(err)
-	}
-	if _, found, err := store.Load(ctx, key); found || err != nil {
-		t.Fatalf("Load on a dropped schema = found %v, %v; want the schema made again and no record", found, err)
-	}
-	if ok, err := store.Swap(ctx, key, nil, []byte("v2")); !ok || err != nil {
-		t.Errorf("Swap after the schema was made again = %v, %v; want the record stored", ok, err)
-	}
-	if st := store.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
-		t.Errorf("Stats = %+v; want no error and no fallback", st)
+	// The schema whole, or one table of it, its mark left.
+	for i, drop := range []string{`DROP SCHEMA dropped0 CASCADE`, `DROP TABLE dropped1.records`} {
+		schema := fmt.Sprintf("dropped%d", i)
+		store, pool := openStore(t, srv.URL, schema, pgstore.Options{Timeout: 5 * time.Second, Cooldown: time.Hour})
+		ctx := context.Background()
+		key := robots.RecordKey{Origin: "https://site.example"}
+		if _, err := store.Swap(ctx, key, nil, []byte("v1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, drop); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, err := store.Load(ctx, key); found || err != nil {
+			t.Fatalf("%s: Load = found %v, %v; want the schema made again and no record", drop, found, err)
+		}
+		if ok, err := store.Swap(ctx, key, nil, []byte("v2")); !ok || err != nil {
+			t.Errorf("%s: Swap after the schema was made again = %v, %v; want the record stored", drop, ok, err)
+		}
+		if st := store.Stats(); st.Errors != 0 || st.Fallbacks != 0 {
+			t.Errorf("%s: Stats = %+v; want no error and no fallback", drop, st)
+		}
 	}
 }
 
@@ -545,5 +549,106 @@ func TestCallerGivingUpIsNotAFailure(t *testing.T) {
 	}
 	if st := store.Stats(); st.Errors != 1 || st.Fallbacks != 2 {
 		t.Errorf("Stats = %+v; want 1 error (the Timeout) and 2 fallbacks (it and the call skipped)", st)
+	}
+}
+
+// TestBudgetBookExpiresWhole: a crawl's book past its TTL is gone whole,
+// as a Redis hash is: its URLs are no longer paid, a Settle or Release on
+// it starts a new book rather than adding to the old spending, and the
+// sweep takes the URLs with the book.
+func TestBudgetBookExpiresWhole(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := t.Context()
+	store, pool := openStore(t, srv.URL, "expiry", pgstore.Options{Timeout: 10 * time.Second})
+	expire := func() {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `UPDATE expiry.budgets SET expires = now() - interval '1 second'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const crawl, limit = "c USD", 100
+	if r, err := store.Reserve(ctx, crawl, "a", 10, limit); err != nil || !r.Reserved {
+		t.Fatalf("Reserve a = %+v, %v", r, err)
+	}
+	if err := store.Settle(ctx, crawl, "a", 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Settle(ctx, crawl, "b", 0, 50); err != nil {
+		t.Fatal(err)
+	}
+	expire()
+	if r, err := store.Reserve(ctx, crawl, "a", 10, limit); err != nil || !r.Reserved || r.Paid || r.Left != 90 {
+		t.Errorf("Reserve a in a new book = %+v, %v; want it reserved, 90 left", r, err)
+	}
+	expire()
+	if err := store.Settle(ctx, crawl, "z", 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := store.Reserve(ctx, crawl, "y", 10, limit); err != nil || !r.Reserved || r.Left != 85 {
+		t.Errorf("Reserve y after a Settle on an expired book = %+v, %v; want 85 left: the old spending gone", r, err)
+	}
+	expire()
+	if err := store.Release(ctx, crawl, "y", 10); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := store.Reserve(ctx, crawl, "z", 10, limit); err != nil || !r.Reserved || r.Left != 90 {
+		t.Errorf("Reserve z after a Release on an expired book = %+v, %v; want it reserved, 90 left", r, err)
+	}
+	expire()
+	// A new Store sweeps on its first call.
+	fresh, _ := openStore(t, srv.URL, "expiry", pgstore.Options{Timeout: 10 * time.Second})
+	if _, _, err := fresh.Load(ctx, robots.RecordKey{Origin: "http://x.example"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM expiry.budget_urls`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d URLs of an expired book left after the sweep", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCrawlerWithoutCreateRights: a crawler's role that may use the
+// store's schema but not create or replace anything in it works once
+// Migrate was run by a role that may: its Store runs no DDL.
+func TestCrawlerWithoutCreateRights(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := t.Context()
+	owner, pool := openStore(t, srv.URL, "shared", pgstore.Options{Timeout: 10 * time.Second})
+	if err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE ROLE crawler LOGIN`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT USAGE ON SCHEMA shared TO crawler`,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA shared TO crawler`,
+		`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA shared TO crawler`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	crawler, _ := openStore(t, strings.Replace(srv.URL, "robots@", "crawler@", 1), "shared", pgstore.Options{Timeout: 10 * time.Second})
+	key := robots.RecordKey{Origin: "http://site.example"}
+	if ok, err := crawler.Swap(ctx, key, nil, []byte("record")); err != nil || !ok {
+		t.Fatalf("Swap as the crawler = %v, %v", ok, err)
+	}
+	if slot, err := crawler.ReserveSlot(ctx, "http://site.example", robots.SlotRequest{Now: time.Now(), Interval: time.Second, Member: "m", Epoch: "e"}); err != nil || !slot.Reserved {
+		t.Fatalf("ReserveSlot as the crawler = %+v, %v", slot, err)
+	}
+	if r, err := crawler.Reserve(ctx, "c USD", "http://site.example/a", 10, 100); err != nil || !r.Reserved {
+		t.Fatalf("Reserve as the crawler = %+v, %v", r, err)
+	}
+	if st := crawler.Stats(); st.Errors != 0 {
+		t.Errorf("the crawler's Store counted %d errors; want none", st.Errors)
 	}
 }
