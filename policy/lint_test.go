@@ -222,7 +222,7 @@ func TestNoEntityNoFinding(t *testing.T) {
 // rule's pattern, the paths the pattern as its author meant it could
 // match; any other finding, every path.
 func TestConcerns(t *testing.T) {
-	r := Parse([]byte("User-agent: *\nDisallow: /a b\nDisallow: /q?x=1&amp;*\nDisallow: *.pdf&amp;\nDisallw: /typo\nNoindex: /n\nDisallow: shop\n"))
+	r := Parse([]byte("User-agent: *\nDisallow: /a b\nDisallow: /q?x=1&amp;*\nDisallow: *.pdf&amp;\nDisallw: /typo\nNoindex: /n\nDisallow: shop\nContent-Usage: /open/ search=yes\n"))
 	at := map[int]Warning{}
 	for _, w := range r.Warnings() {
 		at[w.Line] = w
@@ -246,6 +246,8 @@ func TestConcerns(t *testing.T) {
 		{6, "/anything", true}, // not a rule's finding
 		{7, "/shop/x", true},   // read as meant: /shop
 		{7, "/other", false},
+		{8, "/open/x", true}, // a Content-Usage line's path
+		{8, "/a", false},
 	} {
 		w, ok := at[tc.line]
 		if !ok {

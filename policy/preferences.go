@@ -556,6 +556,8 @@ func (p *parser) contentUsage(n int, value string) {
 			return
 		}
 		l.Path, l.pattern = path, pat
+		// Its findings concern only the paths its path matches (Concerns).
+		p.finding(n, path)
 	}
 	l.Value = strings.Clone(pref)
 	if pref == "" {

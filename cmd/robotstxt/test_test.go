@@ -240,12 +240,13 @@ func TestTestPreferences(t *testing.T) {
 		"  train-ai=n by Content-Usage: train-ai=n (line 5)\n" +
 		"  search=y by Content-Signal: search=yes (line 1)\n" +
 		"  ai-input=unknown\n" +
-		"  note: line 6: Content-Usage search=yes is an unknown preference; write search=y\n" +
 		"ALLOWED     /open/x\n" +
 		"  no rule matched in the * group (lines 3-6), as no group names bot\n" +
 		"  train-ai=y by Content-Usage: /open/ train-ai=y, search=yes (line 6)\n" +
 		"  search=y by Content-Signal: search=yes (line 1)\n" +
-		"  ai-input=unknown\n"
+		"  ai-input=unknown\n" +
+		// Line 6's note concerns the paths under /open/ alone.
+		"  note: line 6: Content-Usage search=yes is an unknown preference; write search=y\n"
 	if status != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("exit status %d, stdout:\n%s\nwant it to start with:\n%s", status, stdout, want)
 	}
