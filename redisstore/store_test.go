@@ -1,9 +1,11 @@
 package redisstore_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -644,4 +646,93 @@ func TestUnavailableClusterNamesCause(t *testing.T) {
 	if got := strings.Join(logs.lines(), "\n"); !strings.Contains(got, "connection refused") {
 		t.Errorf("log with the cluster unreachable = %q; want the cause, connection refused", got)
 	}
+}
+
+// TestMalformedScriptRepliesAreUnavailable: a server whose script
+// replies are not of the shape the scripts return (a proxy or a fork
+// that mangles them) fails the call with ErrUnavailable, a store failure
+// the transport falls back from, never a panic or a slot made up.
+func TestMalformedScriptRepliesAreUnavailable(t *testing.T) {
+	addr := serveRESP(t, func(cmd []string) string {
+		switch strings.ToUpper(cmd[0]) {
+		case "HELLO":
+			return "-ERR unknown command 'HELLO'\r\n"
+		case "EVALSHA", "EVAL":
+			return "*1\r\n:1\r\n" // one element, where the scripts return more
+		}
+		return "+OK\r\n"
+	})
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer rc.Close()
+	s := redisstore.New(rc, redisstore.Options{Cooldown: -1})
+	ctx := t.Context()
+	if _, err := s.ReserveSlot(ctx, origin, robots.SlotRequest{Now: time.Now(), Interval: time.Second, Member: "m", Epoch: "e"}); !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("ReserveSlot = %v; want ErrUnavailable", err)
+	}
+	if _, err := s.Reserve(ctx, "c USD", "http://site.example/a", 10, 100); !errors.Is(err, redisstore.ErrUnavailable) {
+		t.Errorf("Reserve = %v; want ErrUnavailable", err)
+	}
+}
+
+// serveRESP serves the Redis protocol on a loopback port until t ends,
+// answering each command (its arguments as strings) with what reply
+// returns, raw RESP.
+func serveRESP(t *testing.T, reply func(cmd []string) string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				for {
+					cmd, err := readCommand(r)
+					if err != nil {
+						return
+					}
+					if _, err := io.WriteString(conn, reply(cmd)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// readCommand reads one RESP array of bulk strings.
+func readCommand(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("not a command: %q", line)
+	}
+	cmd := make([]string, n)
+	for i := range cmd {
+		head, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("not a bulk string: %q", head)
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		cmd[i] = string(buf[:size])
+	}
+	return cmd, nil
 }
