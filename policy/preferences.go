@@ -611,12 +611,19 @@ func usageMember(f *findings, l *PreferenceLine, m sfv.Member) {
 // value that is not a Dictionary.
 func dictionaryHint(pref string) string {
 	switch {
-	case strings.ContainsFunc(pref, func(c rune) bool { return 'A' <= c && c <= 'Z' }):
+	case strings.ContainsFunc(pref, func(c rune) bool { return 'A' <= c && c <= 'Z' }) && lowerParses(pref):
 		return "; labels and values are lower case: write train-ai=n"
 	case strings.HasPrefix(pref, "*"):
 		return "; a path starts with \"/\""
 	}
 	return "; write label=value pairs separated by commas, such as train-ai=n, search=y"
+}
+
+// lowerParses reports whether pref lower-cased is a Dictionary: whether
+// its capitals are what is wrong with it.
+func lowerParses(pref string) bool {
+	_, err := sfv.ParseDictionary(norm.Lower(pref))
+	return err == nil
 }
 
 // contentSignal reads a Content-Signal line: comma-separated key=yes or

@@ -156,6 +156,7 @@ func TestPreferenceWarnings(t *testing.T) {
 		{"valid Content-Signal", "Content-Signal: search=yes, ai-input=no, ai-train=no", 0, ""},
 		{"dictionary fails", "Content-Usage: train-ai=n,", policy.SeverityWarning, "not a Structured Fields Dictionary"},
 		{"upper case", "Content-Usage: Train-AI=n", policy.SeverityWarning, "lower case"},
+		{"capitals, not what is wrong", "Content-Usage: train-ai=:Y!==:", policy.SeverityWarning, "write label=value pairs"},
 		{"empty", "Content-Usage:", policy.SeverityWarning, "states no preference"},
 		{"bad path", "Content-Usage: /a%zz train-ai=n", policy.SeverityWarning, "% not followed"},
 		{"non-token value", `Content-Usage: train-ai="n"`, policy.SeverityWarning, "write train-ai=y or train-ai=n"},
