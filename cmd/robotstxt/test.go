@@ -102,7 +102,7 @@ func writeDecision(w io.Writer, d report.Decision, tokens []string, expect strin
 		fmt.Fprintf(w, "\n  decoded: %s", printable(text))
 	}
 	why := explain(d, tokens)
-	if d.Rule != nil && len(d.Rule.Pattern) >= longPattern && (strings.Contains(d.URL, d.Rule.Pattern) || d.Path == d.Rule.Pattern) {
+	if d.Rule != nil && len(d.Rule.Pattern) >= longPattern && (d.Path == d.Rule.Pattern || writtenAgain(d.URL, d.Rule.Pattern)) {
 		// A long pattern that is the URL written again says nothing new.
 		why = strings.Replace(why, d.Rule.Pattern, "the path above", 1)
 	}
@@ -220,3 +220,16 @@ func decoded(s string) (string, bool) {
 
 // minEscapes is how many percent-escapes make a URL worth decoding.
 const minEscapes = 3
+
+// writtenAgain reports whether pattern is url's path and query as
+// written, url being a path or an absolute URL: a pattern only contained
+// in it (a prefix of a longer path) is not.
+func writtenAgain(url, pattern string) bool {
+	rest, ok := strings.CutSuffix(url, pattern)
+	if !ok || rest == "" {
+		return ok
+	}
+	// What is left is a scheme and a host alone.
+	_, host, ok := strings.Cut(rest, "://")
+	return ok && !strings.ContainsAny(host, "/?#")
+}

@@ -335,6 +335,9 @@ func TestTestPatternOnce(t *testing.T) {
 		{at, "by Disallow: the path above (line 2)"},
 		{"https://site.example" + at, "by Disallow: the path above (line 2)"},
 		{short + "x", "by Disallow: " + short + "x (line 3)"},
+		// Only contained in the URL: a longer path, which it prefixes.
+		{at + "/more?q=1", "by Disallow: " + at + " (line 2)"},
+		{"https://site.example" + at + "/more", "by Disallow: " + at + " (line 2)"},
 	} {
 		_, stdout, _ := runCLI(t, file, "test", "-robots", "-", "-agent", "a", tc.url)
 		if !strings.Contains(stdout, tc.want) {
