@@ -88,7 +88,10 @@ type Options struct {
 	// included (they are remembered so that adding one again is a
 	// duplicate). Default DefaultMaxURLs.
 	MaxURLs int
-	// MaxBytes bounds the bytes of those URLs. Default DefaultMaxBytes.
+	// MaxBytes bounds the bytes of those URLs' text. Each URL costs the
+	// frontier a few hundred bytes more (its entry, its key for
+	// duplicates and its place in its origin's queue), which MaxURLs
+	// bounds. Default DefaultMaxBytes.
 	MaxBytes int64
 	// MaxAttempts is how many times a URL is sent before a retryable
 	// outcome (an unreachable robots.txt, 429, 503, another 5xx, a network
