@@ -27,6 +27,8 @@ var typoFields = [...]struct{ name, spelling string }{
 	{"allow", "Allow"},
 	{"sitemap", "Sitemap"},
 	{"crawl-delay", "Crawl-delay"},
+	{"content-usage", "Content-Usage"},
+	{"content-signal", "Content-Signal"},
 }
 
 // notDefined reports a field some crawlers read that RFC 9309 does not
@@ -140,6 +142,8 @@ func (p *parser) unknownField(n int, key, value string, colon bool) {
 		consequence = "the sitemap is not read"
 	case "Crawl-delay":
 		consequence = "no Crawl-delay applies"
+	case "Content-Usage", "Content-Signal":
+		consequence = "the AI use preferences it states do not apply"
 	}
 	fix := spelling
 	if !colon {

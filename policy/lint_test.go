@@ -78,6 +78,8 @@ func TestFixHints(t *testing.T) {
 			[]string{`the group of line 1 does not name "BadBot"`},
 		},
 		{"a swap of two letters is a typo", "User-agent: *\nDisalolw: /x", []string{"probably Disallow misspelt", "the rule Disallow: /x does not apply"}},
+		{"a misspelt Content-Usage is a typo", "User-agent: *\nContentUsage: train-ai=n", []string{"probably Content-Usage misspelt", "preferences it states do not apply", "write Content-Usage"}},
+		{"a misspelt Content-Signal is a typo", "User-agent: *\nContent-Signals: ai-train=no", []string{"probably Content-Signal misspelt", "write Content-Signal"}},
 		{"a misspelt Sitemap is not read", "Sitemaps: https://site.example/s.xml", []string{"probably Sitemap misspelt", "the sitemap is not read"}},
 		{"a misspelt Crawl-delay is not applied", "User-agent: *\nCrawl-dely: 5", []string{"probably Crawl-delay misspelt", "no Crawl-delay applies"}},
 		{
