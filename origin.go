@@ -71,22 +71,14 @@ func targetOf(req *http.Request) (wireTarget, error) {
 func targetFor(u *url.URL, host string) (wireTarget, error) {
 	tg := wireTarget{url: u}
 	site := ""
-	switch {
-	case strings.HasPrefix(u.Opaque, "//"):
-		authority, path, _ := strings.Cut(u.Opaque[2:], "/")
+	if strings.HasPrefix(u.Opaque, "//") {
+		authority, _, _ := strings.Cut(u.Opaque[2:], "/")
 		if authority == "" || strings.ContainsAny(authority, "@?#") {
 			return tg, fmt.Errorf("robots: request-URI %q has no plain host", u.Opaque)
 		}
 		site = authority
-		tg.uri = "/" + path
-		if u.ForceQuery || u.RawQuery != "" {
-			tg.uri += "?" + u.RawQuery
-		}
-	default:
-		// Go writes the path in EscapedPath's form (or Opaque as is), so
-		// that is what the server decides on and the rules must match.
-		tg.uri = u.RequestURI()
 	}
+	tg.uri = sentURI(u)
 	tg.robotsTxt = target.IsRobotsTxt(tg.uri)
 	if site == "" && host != "" && host != u.Host {
 		site = host
@@ -181,7 +173,24 @@ func (id originID) site() string {
 // urlOf returns u as the origin's server receives it: its scheme and
 // Host, and the request target, without a fragment. It is the one name
 // the ledger keeps a page's payment under, however a link spells it.
-func (id originID) urlOf(u *url.URL) string { return id.site() + u.RequestURI() }
+func (id originID) urlOf(u *url.URL) string { return id.site() + sentURI(u) }
+
+// sentURI returns the request-URI a server receives for u, which the
+// rules must match: its path and query as Go writes them (EscapedPath's
+// form, or Opaque as is), the path after the host of an absolute-form
+// Opaque ("//host/path").
+func sentURI(u *url.URL) string {
+	rest, ok := strings.CutPrefix(u.Opaque, "//")
+	if !ok {
+		return u.RequestURI()
+	}
+	_, path, _ := strings.Cut(rest, "/")
+	uri := "/" + path
+	if u.ForceQuery || u.RawQuery != "" {
+		uri += "?" + u.RawQuery
+	}
+	return uri
+}
 
 // hostFor returns the Host header req must carry for the server to see
 // the site whose robots.txt was read, the origin's canonical host[:port],

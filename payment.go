@@ -501,14 +501,27 @@ func withOffer(req, out *http.Request, of *offer) (*http.Request, error) {
 	return c, nil
 }
 
-// unrepeatable returns a copy of the paid request out that net/http sends
-// at most once. Its Transport sends an idempotent request again, unseen
-// by its caller, when a reused connection fails before the answer
-// begins, and the site may have charged the first: a body it cannot
-// rewind makes the request one it never replays. An empty one goes out
-// as no body. The copy is the base's alone: an Answerer still gets out,
-// whose body can be had again.
+// unrepeatable returns the paid request out as the base is to send it:
+// net/http sends a GET, HEAD, OPTIONS or TRACE again, unseen by its
+// caller, when a reused connection fails before the answer begins, and
+// the site may have charged the first. A copy with a body net/http
+// cannot rewind is one it never sends again (an empty one goes out as no
+// body over HTTP/1.1, as an empty one over HTTP/2); it then does not
+// retry even a request of which nothing was written, which keeps its
+// reservation as any paid request without an answer does. A request
+// that names an Idempotency-Key, whose site takes a repeat as one, and
+// any other method, which net/http repeats only when nothing of it was
+// written, go as they are. An Answerer still gets out, whose body can be
+// had again.
 func unrepeatable(out *http.Request) *http.Request {
+	switch out.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	default:
+		return out
+	}
+	if out.Header.Get("Idempotency-Key") != "" || out.Header.Get("X-Idempotency-Key") != "" {
+		return out
+	}
 	c := out.WithContext(out.Context())
 	if c.Body == nil || c.Body == http.NoBody {
 		c.Body, c.ContentLength = emptyOnce{}, 0

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -1368,6 +1369,12 @@ func TestPaymentOnePagePaidOnceHoweverSpelled(t *testing.T) {
 			t.Errorf("GET %s: %v; want a *PaymentError saying it was paid", u, err)
 		}
 	}
+	// The absolute form net/http sends an Opaque "//host/path" in.
+	req := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: "shop.example", Opaque: "//shop.example/a"}, Header: http.Header{}}
+	var pe *PaymentError
+	if _, err := tr.RoundTrip(req); !errors.As(err, &pe) || pe.Reason != reasonPaid {
+		t.Errorf("GET with Opaque //shop.example/a: %v; want a *PaymentError saying it was paid", err)
+	}
 	site.mu.Lock()
 	defer site.mu.Unlock()
 	if n := site.charged["/a"]; n != 1 {
@@ -1448,4 +1455,40 @@ func (b *ctxChallengingBase) Answer(req *http.Request, resp *http.Response) (*ht
 		return nil, errors.New("the answer was challenged again")
 	}
 	return req.Clone(context.WithValue(req.Context(), answerKey{}, true)), nil
+}
+
+// TestUnrepeatable: only a request net/http would send again once it was
+// written (a GET, HEAD, OPTIONS or TRACE without an Idempotency-Key)
+// gets a body it cannot rewind; any other goes as it is.
+func TestUnrepeatable(t *testing.T) {
+	for _, tc := range []struct {
+		method, key string
+		body        bool
+		changed     bool
+	}{
+		{"", "", false, true},
+		{http.MethodGet, "", false, true},
+		{http.MethodGet, "", true, true},
+		{http.MethodHead, "", false, true},
+		{http.MethodGet, "k1", false, false},
+		{http.MethodPost, "", true, false},
+		{http.MethodPost, "", false, false},
+	} {
+		var body io.Reader
+		if tc.body {
+			body = strings.NewReader("q=1")
+		}
+		req, _ := http.NewRequest(tc.method, "http://site.example/p", body)
+		req.Method = tc.method
+		if tc.key != "" {
+			req.Header.Set("Idempotency-Key", tc.key)
+		}
+		got := unrepeatable(req)
+		switch {
+		case !tc.changed && got != req:
+			t.Errorf("%q key %q body %v: a copy; want the request as it is", tc.method, tc.key, tc.body)
+		case tc.changed && (got == req || got.GetBody != nil || got.Body == nil || got.Body == http.NoBody || req.GetBody == nil && tc.body):
+			t.Errorf("%q key %q body %v: %+v; want a copy with a body that cannot be rewound", tc.method, tc.key, tc.body, got)
+		}
+	}
 }
