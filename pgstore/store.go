@@ -128,14 +128,14 @@ func New(pool *pgxpool.Pool, opts Options) *Store {
 
 // Migrate makes the store's schema, tables and functions if they are
 // missing, or replaces those an older version made, and marks the
-// schema as this version's (its comment). A Store does it on its first
-// call unless the schema is marked so, and again when a call finds part
-// of it gone; a deployment that gives the crawler no rights to create
-// them runs Migrate once, as a user that has them (and again after
-// upgrading this package), and grants the crawler USAGE on the schema,
-// SELECT, INSERT, UPDATE and DELETE on its tables and EXECUTE on its
-// functions. It is safe to run any number of times, from any number of
-// processes.
+// schema as this version's (a function that names it). A Store does it
+// on its first call unless the schema is marked so, and again when a
+// call finds part of it gone; a deployment that gives the crawler no
+// rights to create them runs Migrate once, as a role that has them (and
+// again after upgrading this package), and grants the crawler USAGE on
+// the schema, SELECT, INSERT, UPDATE and DELETE on its tables and
+// EXECUTE on its functions. It is safe to run any number of times, from
+// any number of processes.
 func (s *Store) Migrate(ctx context.Context) error {
 	for tries := 1; ; tries++ {
 		err := s.migrateOnce(ctx)
@@ -185,7 +185,7 @@ func (s *Store) migrateOnce(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "pgstore "+s.schema); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, s.schema)+"COMMENT ON SCHEMA "+s.schema+" IS '"+schemaVersion+"';"); err != nil {
+	if _, err := tx.Exec(ctx, fmt.Sprintf(schemaSQL, s.schema)+fmt.Sprintf(versionSQL, s.schema, schemaVersion)); err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -195,21 +195,27 @@ func (s *Store) migrateOnce(ctx context.Context) error {
 	return nil
 }
 
-// schemaVersion names the schema Migrate makes, kept as the schema's
-// comment: a Store that finds it there uses the schema as it is, so
-// that a crawler given no rights to create (Migrate run once by a user
-// that has them) never runs DDL.
+// schemaVersion names the schema Migrate makes, which the function
+// pgstore_version returns (versionSQL): a Store that finds it there uses
+// the schema as it is, so that a crawler given no rights to create
+// (Migrate run once by a role that has them) never runs DDL. A function,
+// not a mark on the schema, since a role that may create in a schema
+// may not own it.
 var schemaVersion = func() string {
 	sum := sha256.Sum256([]byte(schemaSQL))
 	return "pgstore " + hex.EncodeToString(sum[:8])
 }()
 
+// versionSQL makes the function that names the schema's version: %[1]s
+// the schema (quoted), %[2]s the version.
+const versionSQL = `CREATE OR REPLACE FUNCTION %[1]s.pgstore_version() RETURNS text LANGUAGE sql IMMUTABLE AS $v$ SELECT '%[2]s'::text $v$;`
+
 // migrateIfStale runs Migrate unless the schema is the one it makes, as
-// its comment says, and no call found part of it gone since.
+// its version function says, and no call found part of it gone since.
 func (s *Store) migrateIfStale(ctx context.Context) error {
-	var have *string
-	err := s.pool.QueryRow(ctx, `SELECT obj_description(to_regnamespace($1), 'pg_namespace')`, s.schema).Scan(&have)
-	if !s.lost.Swap(false) && err == nil && have != nil && *have == schemaVersion {
+	var have string
+	err := s.pool.QueryRow(ctx, `SELECT `+s.schema+`.pgstore_version()`).Scan(&have)
+	if !s.lost.Swap(false) && err == nil && have == schemaVersion {
 		s.migrated.Store(true)
 		return nil
 	}

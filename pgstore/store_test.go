@@ -652,3 +652,28 @@ func TestCrawlerWithoutCreateRights(t *testing.T) {
 		t.Errorf("the crawler's Store counted %d errors; want none", st.Errors)
 	}
 }
+
+// TestMigrateInASchemaItDoesNotOwn: a role that may create in a schema a
+// DBA made, without owning it, migrates it and uses it.
+func TestMigrateInASchemaItDoesNotOwn(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := t.Context()
+	_, admin := openStore(t, srv.URL, "unused", pgstore.Options{})
+	for _, q := range []string{
+		`CREATE ROLE migrator LOGIN`,
+		`CREATE SCHEMA dba`,
+		`GRANT USAGE, CREATE ON SCHEMA dba TO migrator`,
+		`GRANT CREATE ON DATABASE postgres TO migrator`, // CREATE SCHEMA IF NOT EXISTS asks it
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	store, _ := openStore(t, strings.Replace(srv.URL, "robots@", "migrator@", 1), "dba", pgstore.Options{Timeout: 10 * time.Second})
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate in a schema it does not own: %v", err)
+	}
+	if ok, err := store.Swap(ctx, robots.RecordKey{Origin: "http://site.example"}, nil, []byte("v")); err != nil || !ok {
+		t.Errorf("Swap = %v, %v", ok, err)
+	}
+}
