@@ -281,10 +281,13 @@ func (p *parser) finding(n int, value string) {
 	p.found = append(p.found, foundPattern{line: n, pattern: value})
 }
 
-// foundPattern is the pattern of the rule on line a warning is about.
+// foundPattern is the pattern of the rule on line a warning is about;
+// written, one matched as written (a Content-Usage path), not read as
+// its author meant.
 type foundPattern struct {
 	line    int
 	pattern string
+	written bool
 }
 
 // Concerns reports whether w, one of r's warnings, can concern a request
@@ -298,7 +301,12 @@ func (r *Robots) Concerns(w Warning, path string) bool {
 	if !ok {
 		return true
 	}
-	meant, _ := decodeEntities(r.findings[i].pattern)
+	f := r.findings[i]
+	if f.written {
+		p, err := match.Compile(f.pattern)
+		return err != nil || p.Match([]byte(path))
+	}
+	meant, _ := decodeEntities(f.pattern)
 	p, err := match.Compile(meant)
 	if err != nil {
 		if meant, ok = fixPattern(meant); !ok {

@@ -224,7 +224,7 @@ func TestNoEntityNoFinding(t *testing.T) {
 // rule's pattern, the paths the pattern as its author meant it could
 // match; any other finding, every path.
 func TestConcerns(t *testing.T) {
-	r := Parse([]byte("User-agent: *\nDisallow: /a b\nDisallow: /q?x=1&amp;*\nDisallow: *.pdf&amp;\nDisallw: /typo\nNoindex: /n\nDisallow: shop\nContent-Usage: /open/ search=yes\n"))
+	r := Parse([]byte("User-agent: *\nDisallow: /a b\nDisallow: /q?x=1&amp;*\nDisallow: *.pdf&amp;\nDisallw: /typo\nNoindex: /n\nDisallow: shop\nContent-Usage: /open/ search=yes\nContent-Usage: /a&amp;b Train-AI=n\n"))
 	at := map[int]Warning{}
 	for _, w := range r.Warnings() {
 		at[w.Line] = w
@@ -250,6 +250,8 @@ func TestConcerns(t *testing.T) {
 		{7, "/other", false},
 		{8, "/open/x", true}, // a Content-Usage line's path
 		{8, "/a", false},
+		{9, "/a&amp;b/x", true}, // a Content-Usage path matches as written
+		{9, "/a&b", false},
 	} {
 		w, ok := at[tc.line]
 		if !ok {

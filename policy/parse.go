@@ -288,7 +288,7 @@ func (p *parser) finish() *Robots {
 	if len(p.found) > 0 {
 		r.findings = make([]foundPattern, len(p.found))
 		for i, f := range p.found {
-			r.findings[i] = foundPattern{line: f.line, pattern: r.text[off : off+len(f.pattern)]}
+			r.findings[i] = foundPattern{line: f.line, pattern: r.text[off : off+len(f.pattern)], written: f.written}
 			off += len(f.pattern)
 		}
 	}

@@ -556,8 +556,9 @@ func (p *parser) contentUsage(n int, value string) {
 			return
 		}
 		l.Path, l.pattern = path, pat
-		// Its findings concern only the paths its path matches (Concerns).
-		p.finding(n, path)
+		// Its findings concern only the paths its path matches as
+		// written (Concerns).
+		p.found = append(p.found, foundPattern{line: n, pattern: path, written: true})
 	}
 	l.Value = strings.Clone(pref)
 	if pref == "" {
