@@ -383,7 +383,7 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	var slot *robots.SlotError
 	var refused *robots.DisallowedError
 	st, at := Done, now
-	attempt, backoff := true, false
+	attempt, backoff, paused := true, false, false
 	switch {
 	case errors.As(err, &slot):
 		// A slot another member took: not an attempt of the URL.
@@ -399,10 +399,10 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	case err != nil:
 		st, backoff = Waiting, true
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		// A Retry-After the transport keeps pauses the origin, which
-		// its free time below carries; any other is retried on the
-		// backoff.
-		_, paused := robots.RetryAfter(resp, now)
+		// A Retry-After the transport keeps pauses the origin that
+		// answered, which NextFree below carries; any other is retried
+		// on the backoff.
+		_, paused = robots.RetryAfter(resp, now)
 		st, backoff = Waiting, !paused
 	}
 
@@ -412,6 +412,14 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	free, ferr := f.tr.NextFree(ctx, l.URL)
 	if ferr != nil {
 		free = time.Time{}
+	}
+	pauseEnd := free
+	if paused && resp.Request != nil && resp.Request.URL != nil && resp.Request.URL.String() != l.URL {
+		// Paused after a redirect: the origin that answered is paused,
+		// and the URL waits for it.
+		if t, err := f.tr.NextFree(ctx, resp.Request.URL.String()); err == nil {
+			pauseEnd = latest(free, t)
+		}
 	}
 
 	f.mu.Lock()
@@ -428,7 +436,7 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 			at = latest(at, now.Add(f.backoff(e.attempts)))
 		} else {
 			// A pause: the URL waits for it, as kept by Save.
-			at = latest(at, free)
+			at = latest(at, pauseEnd)
 		}
 		if e.attempts >= f.opts.MaxAttempts {
 			st = Failed

@@ -262,6 +262,47 @@ func TestRetryAfterKeptByTheURL(t *testing.T) {
 	})
 }
 
+// TestRetryAfterAfterARedirect: a URL redirected to another origin that
+// answers 503 with a Retry-After the transport keeps waits for that
+// origin's pause, though its own origin is free.
+func TestRetryAfterAfterARedirect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/robots.txt":
+			case r.Host == "site.example":
+				http.Redirect(w, r, "http://other.example/b", http.StatusFound)
+			default:
+				w.Header().Set("Retry-After", "3")
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		})
+		tr := robots.NewTransport(newBase(h), robots.Options{UserAgent: "TestBot", MinDelay: -1})
+		client := &http.Client{Transport: tr}
+		f := New(tr, Options{MinBackoff: time.Second})
+		const u = "http://site.example/a"
+		f.Add(u)
+		ctx := t.Context()
+		l, err := f.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, u, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		answered := time.Now()
+		if st := f.Done(ctx, l, resp, nil); st != Waiting {
+			t.Fatalf("Done = %v, want Waiting", st)
+		}
+		if got, _ := f.Lookup(u); got.At.Sub(answered) != 3*time.Second {
+			t.Errorf("At is %v after the 503; want the other origin's pause, 3s", got.At.Sub(answered))
+		}
+	})
+}
+
 // TestAddToADrainedOrigin: a URL added to an origin whose last URL was
 // just given back is handed out when NextFree says the origin is free,
 // not at once.
