@@ -152,13 +152,13 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 		case code >= 200 && code <= 299:
 			return f.readBody(ctx, resp, res)
 		case code == http.StatusNotModified && (v.etag != "" || v.lastModified != ""):
-			discard(resp.Body)
+			discard(ctx, resp.Body)
 			res.notModified = true
 			res.outcome = Parsed
 			return res
 		case isRedirect(code) && resp.Header.Get("Location") != "":
 			where := resp.Header.Get("Location")
-			discard(resp.Body)
+			discard(ctx, resp.Body)
 			loc, err := at.Parse(where)
 			var next string
 			if err == nil {
@@ -199,13 +199,13 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 			res.outcome = Unreachable
 			res.err = fmt.Errorf("robots: %s answered %s", at, resp.Status)
 			res.retryAfter = retryAfter(resp.Header, f.now())
-			discard(resp.Body)
+			discard(ctx, resp.Body)
 			return res
 		default:
 			// Other 4xx (section 2.3.1.3), and a 3xx that names no
 			// location to follow.
 			res.outcome = Unavailable
-			discard(resp.Body)
+			discard(ctx, resp.Body)
 			return res
 		}
 	}
@@ -270,7 +270,7 @@ func (f *fetcher) answered(ctx context.Context, req *http.Request, resp *http.Re
 	if ans == nil {
 		return resp, nil
 	}
-	drain(resp)
+	discard(ctx, resp.Body)
 	return f.exchange(ctx, ans)
 }
 
@@ -297,16 +297,19 @@ func (f *fetcher) exchange(ctx context.Context, req *http.Request) (*http.Respon
 			}
 		}()
 		resp, err := send(f.base, req)
-		if err == nil && ctx.Err() != nil {
-			// Too late: the fetch has gone on without it.
-			resp.Body.Close()
-		}
 		done <- answer{resp, err}
 	}()
 	select {
 	case a := <-done:
 		return a.resp, a.err
 	case <-ctx.Done():
+		// Too late: the fetch goes on without the answer, which is
+		// closed unread whenever it comes. Its one receiver owns it.
+		go func() {
+			if a := <-done; a.resp != nil {
+				a.resp.Body.Close()
+			}
+		}()
 		return nil, ctx.Err()
 	}
 }
@@ -385,6 +388,8 @@ func readLimited(body io.Reader, encoding string, limit int) ([]byte, bool, erro
 	}
 	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	switch {
+	case errors.Is(err, errRawLimit) && len(data) > limit:
+		return policy.Truncate(data, limit), true, nil
 	case errors.Is(err, errRawLimit):
 		// The cut fell inside the compressed stream: keep the complete
 		// lines, as policy.Truncate does at the limit.
@@ -493,8 +498,12 @@ func variesByUserAgent(h http.Header) bool {
 // its connection can be reused; a longer body is closed unread.
 const drainLimit = 4 << 10
 
-// discard drains body up to drainLimit and closes it.
-func discard(body io.ReadCloser) {
+// discard drains body up to drainLimit and closes it, or closes it
+// unread when ctx ends first: a base that does not watch the context
+// may send a body that never ends.
+func discard(ctx context.Context, body io.ReadCloser) {
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
 	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
 	body.Close()
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/crawlkit/robots/policy"
@@ -670,4 +671,71 @@ func TestRobotsFetchAnswersAChallenge(t *testing.T) {
 	if info, err := tr.Robots(context.Background(), "http://site.example/"); err != nil || info.Outcome != Unavailable || info.StatusCode != http.StatusUnauthorized {
 		t.Errorf("Robots = %+v, %v; want the challenge's 401, unavailable", info, err)
 	}
+}
+
+// TestGzipCutWithinTheLimit: however a compressed body is padded (empty
+// deflate blocks, which cost raw bytes and decode to nothing), what is
+// kept of it is whole lines within the limit, never the line that ends
+// one byte past it.
+func TestGzipCutWithinTheLimit(t *testing.T) {
+	const limit = 84
+	// A line ends at byte limit+1.
+	line := strings.Repeat("a", 16) + "\n"
+	text := strings.Repeat(line, (limit+1)/len(line)+2)
+	for pad := range 40 {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.NoCompression)
+		for range pad {
+			zw.Flush() // an empty stored block
+		}
+		zw.Write([]byte(text))
+		zw.Close()
+		data, _, err := readLimited(&b, "gzip", limit)
+		if err != nil {
+			t.Fatalf("pad %d: %v", pad, err)
+		}
+		if len(data) > limit || len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Errorf("pad %d: kept %d bytes ending %q; want whole lines within %d", pad, len(data), data[max(len(data)-1, 0):], limit)
+		}
+	}
+}
+
+// closeCounter is a body that counts into closed the first time it is
+// closed.
+type closeCounter struct {
+	io.Reader
+	once   atomic.Bool
+	closed *atomic.Int32
+}
+
+func (c *closeCounter) Close() error {
+	if c.once.CompareAndSwap(false, true) {
+		c.closed.Add(1)
+	}
+	return nil
+}
+
+// TestLateFetchAnswerIsClosed: a robots.txt answer that comes as the
+// fetch times out, from a base that does not watch its context, is
+// closed whichever comes first, the answer or the timeout.
+func TestLateFetchAnswerIsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 5 * time.Millisecond
+		var opened, closed atomic.Int32
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			time.Sleep(timeout) // as the deadline passes
+			opened.Add(1)
+			return &http.Response{StatusCode: http.StatusOK, Body: &closeCounter{Reader: strings.NewReader(allowAll), closed: &closed}, Request: r}, nil
+		})
+		tr := NewTransport(base, Options{MinDelay: -1, FetchTimeout: timeout})
+		var wg sync.WaitGroup
+		for i := range 300 {
+			wg.Go(func() { tr.Check(context.Background(), fmt.Sprintf("http://o%d.example/", i)) })
+		}
+		wg.Wait()
+		synctest.Wait()
+		if o, c := opened.Load(), closed.Load(); o != c {
+			t.Errorf("%d robots.txt answers, %d closed", o, c)
+		}
+	})
 }
