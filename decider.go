@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -28,7 +29,6 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 	tokens := d.tokensFor(tg, own[:0])
 	if tg.robotsTxt {
 		// Allowed, but paced like any request by the groups in force.
-		d.stats.robotsRequests.Add(1)
 		var agent policy.Agent
 		if st != nil {
 			agent, _ = st.agent(now, d.fallbackAfter, tokens)
@@ -56,10 +56,8 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 				break
 			}
 		}
-		d.stats.allowed.Add(1)
 		return agent, nil
 	}
-	d.stats.refused(e)
 	switch {
 	case e.Rule != nil:
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "rule", e.Rule.Directive(), "line", e.Rule.Line)
@@ -69,6 +67,20 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 		d.logger.Info("robots: request refused", "url", e.URL, "token", e.Token, "reason", "robots.txt unreachable", "retryAt", e.RetryAt)
 	}
 	return agent, e
+}
+
+// count counts a request's decision, err being the last decide gave it:
+// once a request, however often the head of its line decided it again,
+// and never a request for /robots.txt itself, which RobotsRequests
+// counts as it is sent.
+func (d *decider) count(robotsTxt bool, err error) {
+	switch e, refused := errors.AsType[*DisallowedError](err); {
+	case robotsTxt:
+	case refused:
+		d.stats.refused(e)
+	default:
+		d.stats.allowed.Add(1)
+	}
 }
 
 // refusedFor names the product token a refusal speaks for: the one whose

@@ -49,9 +49,11 @@ type Stats struct {
 	// for /robots.txt itself. Requests that Check allowed are not sent and
 	// not counted here.
 	Sent int64
-	// RobotsRequests counts the requests for /robots.txt itself that went
-	// through RoundTrip (always allowed, and paced); the transport's own
-	// robots.txt fetches are counted by Fetches instead.
+	// RobotsRequests counts the requests for /robots.txt itself that
+	// RoundTrip handed to the base (always allowed, and paced), counted
+	// in Sent too, so that Sent-RobotsRequests, the pages sent, only
+	// grows; the transport's own robots.txt fetches are counted by
+	// Fetches instead.
 	RobotsRequests int64
 	// Origins is the number of origins held in memory.
 	Origins int
@@ -128,7 +130,7 @@ type counters struct {
 	allowed                          atomic.Int64
 	byRule, unreachableRefused       atomic.Int64 // refusals by kind
 	byPreference                     atomic.Int64
-	sent, robotsRequests             atomic.Int64
+	sentPages, robotsRequests        atomic.Int64 // sent
 	waited                           atomic.Int64 // nanoseconds
 	waiting                          atomic.Int64
 	storeErrors, storeFallbacks      atomic.Int64
@@ -261,6 +263,7 @@ func (c *counters) fetched(res fetchResult) {
 // snapshot returns the counts as Stats, with origins the number of
 // origins held and paused and unreachable those now so.
 func (c *counters) snapshot(origins, paused, unreachable int) Stats {
+	pages, robots := c.sentPages.Load(), c.robotsRequests.Load()
 	s := Stats{
 		Fetches: map[Outcome]int64{
 			Parsed:      c.parsed.Load(),
@@ -270,8 +273,8 @@ func (c *counters) snapshot(origins, paused, unreachable int) Stats {
 		FetchStatus:    make(map[string]int64, len(statusClasses)),
 		Revalidated:    c.revalidated.Load(),
 		Allowed:        c.allowed.Load(),
-		Sent:           c.sent.Load(),
-		RobotsRequests: c.robotsRequests.Load(),
+		Sent:           pages + robots,
+		RobotsRequests: robots,
 		Origins:        origins,
 		Waited:         time.Duration(c.waited.Load()),
 		Waiting:        int(c.waiting.Load()),

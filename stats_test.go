@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -332,4 +334,58 @@ func TestStatsFleetMembers(t *testing.T) {
 	if st := tr.Stats(); st.FleetMembers != 3 || st.StoreErrors != 0 || st.StoreFallbacks != 0 {
 		t.Errorf("FleetMembers %d, StoreErrors %d, StoreFallbacks %d with a store of 3 members up, want 3, 0, 0", st.FleetMembers, st.StoreErrors, st.StoreFallbacks)
 	}
+}
+
+// TestStatsCountEachRequestOnce: a request the head of its line decides
+// again, its robots.txt renewed while it waited, is one decision, as it
+// last stood; and Sent less RobotsRequests, the pages sent, only grows,
+// a request for /robots.txt counted as it is sent.
+func TestStatsCountEachRequestOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int32
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			body := "User-agent: *\nCrawl-delay: 1\n"
+			if r.URL.Path == "/robots.txt" && fetches.Add(1) > 1 {
+				body += "Disallow: /\n" // the renewed copy refuses
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+		})
+		tr := NewTransport(base, Options{UserAgent: "CountBot", Freshness: 2500 * time.Millisecond, MinFreshness: 2500 * time.Millisecond})
+		const n = 6
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { sendFrom(tr, fmt.Sprintf("http://site.example/p%d", i)) })
+		}
+		done, seen := make(chan struct{}), make(chan []int64)
+		go func() {
+			var pages []int64
+			for {
+				select {
+				case <-done:
+					seen <- pages
+					return
+				case <-time.After(100 * time.Millisecond):
+					st := tr.Stats()
+					pages = append(pages, st.Sent-st.RobotsRequests)
+				}
+			}
+		}()
+		sendFrom(tr, "http://site.example/robots.txt")
+		wg.Wait()
+		close(done)
+		pagesSeen := <-seen
+		st := tr.Stats()
+		if st.Allowed+st.Refused != n {
+			t.Errorf("Allowed %d + Refused %d for %d requests; want each counted once", st.Allowed, st.Refused, n)
+		}
+		if st.Refused == 0 {
+			t.Error("no request was decided again on the renewed copy: the test proves nothing")
+		}
+		if st.RobotsRequests != 1 || st.Sent != st.Allowed+1 {
+			t.Errorf("Sent %d, RobotsRequests %d, Allowed %d; want the pages allowed and one /robots.txt", st.Sent, st.RobotsRequests, st.Allowed)
+		}
+		if !slices.IsSorted(pagesSeen) {
+			t.Errorf("pages sent, read as the crawl went: %v; want them only growing", pagesSeen)
+		}
+	})
 }

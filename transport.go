@@ -137,7 +137,12 @@ type Answerer interface {
 // followUp is a request RoundTrip sends: out as it goes out, with the
 // price paid offers; answered once the base answered a challenge.
 type followUp struct {
-	out      *http.Request
+	out       *http.Request
+	robotsTxt bool // out is a request for /robots.txt itself
+	// Whether admit decided it, and the error of its last decision:
+	// a request is counted once, as it last stood (see decider.count).
+	decided  bool
+	verdict  error
 	paid     offer
 	answered bool
 }
@@ -147,7 +152,11 @@ type followUp struct {
 // it pays or the base answers the response, true with f made the
 // follow-up to send next.
 func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f *followUp) (*http.Response, bool, error) {
+	f.decided = false
 	o, out, tk, err := t.admit(ctx, req, f)
+	if f.decided {
+		t.decider.count(f.robotsTxt, f.verdict)
+	}
 	if err == nil {
 		// The slot counts from here: nothing comes between it and the
 		// send. A store slot asked again may lie past the deadline too.
@@ -168,7 +177,11 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 		resp, err := send(t.base, out)
 		return resp, false, err
 	}
-	t.stats.sent.Add(1)
+	if f.robotsTxt {
+		t.stats.robotsRequests.Add(1)
+	} else {
+		t.stats.sentPages.Add(1)
+	}
 	sent := out
 	if f.paid.scheme != nil {
 		sent = unrepeatable(out)
@@ -240,6 +253,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 	}
 	// The Host the server is to see is told with the target, though
 	// set on the request only once it is made.
+	f.robotsTxt = tg.robotsTxt
 	host, other := tg.id.hostFor(req)
 	o = t.origins.originFor(tg.id)
 	// decide decides the request on the origin's robots state as of now,
@@ -288,8 +302,9 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 		} else if st, now, err = t.origins.state(ctx, o, at); err != nil {
 			return 0, err
 		}
-		decided = true
+		decided, f.decided = true, true
 		agent, err = t.decider.decide(st, &tg, now)
+		f.verdict = err
 		return t.pacer.delayFor(agent), err
 	}
 	delay, err := decide(now)
@@ -348,6 +363,7 @@ func (t *Transport) Check(ctx context.Context, rawURL string) error {
 		return err
 	}
 	_, err = t.decider.decide(st, &tg, now)
+	t.decider.count(tg.robotsTxt, err)
 	return err
 }
 
