@@ -590,6 +590,16 @@ func (p *pacer) nextFree(ctx context.Context, l *line, delay time.Duration, now 
 	return at.Add(time.Duration(l.n.Load()) * step), nil
 }
 
+// pastLimit returns the *SlotError of a request of ctx, as of now, that
+// can go no earlier than at (a pause its first robots.txt fetch waits
+// out) when at lies past the request's limit; nil when it does not.
+func (p *pacer) pastLimit(ctx context.Context, l *line, at, now time.Time) error {
+	if lim, left, most := limit(ctx, now); !lim.IsZero() && at.After(lim) {
+		return &SlotError{Origin: string(l.key), At: at, Left: left, MaxWait: most, wait: at.Sub(now)}
+	}
+	return nil
+}
+
 // limit returns the latest slot a request of ctx can use as of now (all
 // but a tenth of the time left, the request's own margin) and the time
 // left; zero for no deadline.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -728,5 +729,43 @@ func TestRedirectDeferredFetch(t *testing.T) {
 				t.Errorf("a.example's robots.txt asked at %v; want at +0s and once more, stopped at the redirect, during b.example's pause", got)
 			}
 		})
+	})
+}
+
+// TestPauseBeforeAFirstFetchFailsFast: a request to a paused origin of
+// which no robots.txt copy is held (forgotten, or never fetched) waits
+// out the pause before its first fetch; one whose bound the pause passes
+// fails at once with a *SlotError naming its end, as a slot past it does.
+func TestPauseBeforeAFirstFetchFailsFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(allowAll)), Request: r}
+			if r.URL.Path == "/busy" {
+				resp.StatusCode = http.StatusTooManyRequests
+				resp.Header.Set("Retry-After", "3")
+			}
+			return resp, nil
+		})
+		tr := NewTransport(base, Options{MinDelay: -1, MaxOrigins: 1, Cache: NewMemoryCache(1, DefaultCacheBytes)})
+		if err := sendFrom(tr, "http://x.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		paused := time.Now()
+		// More origins than the transport holds: x's robots.txt is
+		// forgotten, its pause kept.
+		for i := range 1100 {
+			if err := sendFrom(tr, fmt.Sprintf("http://y%d.example/", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req, _ := http.NewRequestWithContext(WithMaxWait(context.Background(), 10*time.Millisecond), http.MethodGet, "http://x.example/page", nil)
+		_, err := tr.RoundTrip(req)
+		slot, ok := errors.AsType[*SlotError](err)
+		if !ok || !slot.At.Equal(paused.Add(3*time.Second)) {
+			t.Errorf("RoundTrip = %v; want a *SlotError at the pause's end", err)
+		}
+		if waited := time.Since(paused); waited > 0 {
+			t.Errorf("the request was held %v; want it refused at once", waited)
+		}
 	})
 }

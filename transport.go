@@ -297,6 +297,16 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 			held, _ := cur.pacing(at, t.decider.fallbackAfter, t.decider.tokensFor(&tg, own[:0]))
 			return t.pacer.delayFor(held), nil
 		}
+		if !tg.robotsTxt && cur == nil {
+			// No copy held: the first fetch waits out a pause first, and
+			// a request that cannot wait that long fails now, as for a
+			// slot past its bound.
+			if until := t.pacer.paused(ctx, l, at); until.After(at) {
+				if err := t.pacer.pastLimit(ctx, l, until, at); err != nil {
+					return 0, err
+				}
+			}
+		}
 		if tg.robotsTxt {
 			st = cur
 		} else if st, now, err = t.origins.state(ctx, o, at); err != nil {
