@@ -211,96 +211,64 @@ func TestTransitions(t *testing.T) {
 }
 
 // TestRetryAfterKeptByTheURL: a URL answered 503 with a Retry-After the
-// transport keeps waits for the pause, and Save keeps when it ends, so
-// that a crawl resumed on a transport that never saw the 503 does not
-// send it early.
+// transport keeps waits for the pause, of its own origin or, redirected,
+// of the origin that answered, and Save keeps when it ends, so that a
+// crawl resumed on a transport that never saw the 503 does not send it
+// early.
 func TestRetryAfterKeptByTheURL(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		busy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/a" {
-				w.Header().Set("Retry-After", "3")
-				w.WriteHeader(http.StatusServiceUnavailable)
-			}
+	for _, redirect := range []bool{false, true} {
+		t.Run(fmt.Sprintf("redirect=%v", redirect), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				busy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					switch {
+					case r.URL.Path == "/robots.txt":
+					case redirect && r.Host == "site.example":
+						http.Redirect(w, r, "http://other.example/b", http.StatusFound)
+					default:
+						w.Header().Set("Retry-After", "3")
+						w.WriteHeader(http.StatusServiceUnavailable)
+					}
+				})
+				opts := robots.Options{UserAgent: "TestBot", MinDelay: -1}
+				tr := robots.NewTransport(newBase(busy), opts)
+				f := New(tr, Options{MinBackoff: time.Second})
+				const u = "http://site.example/a"
+				f.Add(u)
+				ctx := t.Context()
+				l, err := f.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, u, nil)
+				resp, err := (&http.Client{Transport: tr}).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				answered := time.Now()
+				if st := f.Done(ctx, l, resp, nil); st != Waiting {
+					t.Fatalf("Done = %v, want Waiting", st)
+				}
+				if got, _ := f.Lookup(u); got.At.Sub(answered) != 3*time.Second {
+					t.Errorf("At is %v after the 503; want the Retry-After's 3s", got.At.Sub(answered))
+				}
+				var saved strings.Builder
+				if err := f.Save(&saved); err != nil {
+					t.Fatal(err)
+				}
+				g := New(robots.NewTransport(newBase(busy), opts), Options{MinBackoff: time.Second})
+				if err := g.Load(strings.NewReader(saved.String())); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.Next(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if waited := time.Since(answered); waited < 3*time.Second {
+					t.Errorf("resumed, the URL was handed out %v after the 503; want the Retry-After's 3s", waited)
+				}
+			})
 		})
-		opts := robots.Options{UserAgent: "TestBot", MinDelay: -1}
-		tr := robots.NewTransport(newBase(busy), opts)
-		f := New(tr, Options{MinBackoff: time.Second})
-		const u = "http://site.example/a"
-		f.Add(u)
-		ctx := t.Context()
-		l, err := f.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, u, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		answered := time.Now()
-		if st := f.Done(ctx, l, resp, nil); st != Waiting {
-			t.Fatalf("Done = %v, want Waiting", st)
-		}
-		if got, _ := f.Lookup(u); got.At.Sub(answered) != 3*time.Second {
-			t.Errorf("At is %v after the 503; want the Retry-After's 3s", got.At.Sub(answered))
-		}
-		var saved strings.Builder
-		if err := f.Save(&saved); err != nil {
-			t.Fatal(err)
-		}
-		g := New(robots.NewTransport(newBase(busy), opts), Options{MinBackoff: time.Second})
-		if err := g.Load(strings.NewReader(saved.String())); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.Next(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if waited := time.Since(answered); waited < 3*time.Second {
-			t.Errorf("resumed, the URL was handed out %v after the 503; want the Retry-After's 3s", waited)
-		}
-	})
-}
-
-// TestRetryAfterAfterARedirect: a URL redirected to another origin that
-// answers 503 with a Retry-After the transport keeps waits for that
-// origin's pause, though its own origin is free.
-func TestRetryAfterAfterARedirect(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.URL.Path == "/robots.txt":
-			case r.Host == "site.example":
-				http.Redirect(w, r, "http://other.example/b", http.StatusFound)
-			default:
-				w.Header().Set("Retry-After", "3")
-				w.WriteHeader(http.StatusServiceUnavailable)
-			}
-		})
-		tr := robots.NewTransport(newBase(h), robots.Options{UserAgent: "TestBot", MinDelay: -1})
-		client := &http.Client{Transport: tr}
-		f := New(tr, Options{MinBackoff: time.Second})
-		const u = "http://site.example/a"
-		f.Add(u)
-		ctx := t.Context()
-		l, err := f.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequestWithContext(l.Context(ctx), http.MethodGet, u, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		answered := time.Now()
-		if st := f.Done(ctx, l, resp, nil); st != Waiting {
-			t.Fatalf("Done = %v, want Waiting", st)
-		}
-		if got, _ := f.Lookup(u); got.At.Sub(answered) != 3*time.Second {
-			t.Errorf("At is %v after the 503; want the other origin's pause, 3s", got.At.Sub(answered))
-		}
-	})
+	}
 }
 
 // TestAddToADrainedOrigin: a URL added to an origin whose last URL was
