@@ -710,23 +710,15 @@ func serveRESP(t *testing.T, reply func(cmd []string) string) string {
 
 // readCommand reads one RESP array of bulk strings.
 func readCommand(r *bufio.Reader) ([]string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	n, err := readHeader(r, '*')
 	if err != nil || n < 1 {
-		return nil, fmt.Errorf("not a command: %q", line)
+		return nil, fmt.Errorf("not a command: %v", err)
 	}
 	cmd := make([]string, n)
 	for i := range cmd {
-		head, err := r.ReadString('\n')
+		size, err := readHeader(r, '$')
 		if err != nil {
 			return nil, err
-		}
-		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
-		if err != nil || size < 0 {
-			return nil, fmt.Errorf("not a bulk string: %q", head)
 		}
 		buf := make([]byte, size+2)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -735,4 +727,18 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 		cmd[i] = string(buf[:size])
 	}
 	return cmd, nil
+}
+
+// readHeader reads a RESP line of kind ('*' an array's length, '$' a
+// bulk string's) and returns its count.
+func readHeader(r *bufio.Reader, kind byte) (int, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, string(kind))))
+	if err != nil || n < 0 || line[0] != kind {
+		return 0, fmt.Errorf("not a %c line: %q", kind, line)
+	}
+	return n, nil
 }
