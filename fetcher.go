@@ -51,7 +51,8 @@ const (
 	// Unavailable: the server answered 4xx (except 429), or redirected
 	// too often; every request is allowed.
 	Unavailable
-	// Unreachable: 429, 5xx, a timeout, a network error or a broken body;
+	// Unreachable: 429, 5xx, a timeout, a network error, a broken body
+	// or a proxy's 407 (the site not reached);
 	// every request is refused until a later fetch succeeds, and after
 	// Options.FallbackAfter the last good copy is used.
 	Unreachable
@@ -193,9 +194,11 @@ func (f *fetcher) fetchHops(ctx context.Context, at *url.URL, host string, v val
 			// the redirects followed may be assumed unavailable.
 			res.outcome = Unavailable
 			return res
-		case code == http.StatusTooManyRequests || code >= 500 || code < 200:
+		case code == http.StatusTooManyRequests || code == http.StatusProxyAuthRequired || code >= 500 || code < 200:
 			// Section 2.3.1.4; 429 is treated as a server error, as
-			// Google does, since it asks the crawler to back off.
+			// Google does, since it asks the crawler to back off. A 407
+			// is a proxy's, never the site's: the robots.txt was not
+			// reached, which allows nothing.
 			res.outcome = Unreachable
 			res.err = fmt.Errorf("robots: %s answered %s", at, resp.Status)
 			res.retryAfter = retryAfter(resp.Header, f.now())
@@ -503,9 +506,10 @@ const drainLimit = 4 << 10
 // may send a body that never ends.
 func discard(ctx context.Context, body io.ReadCloser) {
 	stop := context.AfterFunc(ctx, func() { body.Close() })
-	defer stop()
 	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
-	body.Close()
+	if stop() {
+		body.Close() // else ctx's end closed it
+	}
 }
 
 // send sends req on base, holding base to the RoundTripper contract: it

@@ -423,6 +423,7 @@ func TestStatusUnreachable(t *testing.T) {
 		{name: "500", handler: serve(500, privateRobots)},
 		{name: "503", handler: serve(503, privateRobots)},
 		{name: "599", handler: serve(599, privateRobots)},
+		{name: "a proxy's 407: the site not reached", handler: serve(407, privateRobots)},
 		{name: "network error", url: closed.URL},
 		{name: "broken body", handler: broken},
 		{name: "undecodable gzip", handler: func(w http.ResponseWriter, r *http.Request) {

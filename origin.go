@@ -175,6 +175,12 @@ func (id originID) site() string {
 // the ledger keeps a page's payment under, however a link spells it.
 func (id originID) urlOf(u *url.URL) string { return id.site() + sentURI(u) }
 
+// sentPath is the path of sentURI(u).
+func sentPath(u *url.URL) string {
+	path, _, _ := strings.Cut(sentURI(u), "?")
+	return path
+}
+
 // sentURI returns the request-URI a server receives for u, which the
 // rules must match: its path and query as Go writes them (EscapedPath's
 // form, or Opaque as is), the path after the host of an absolute-form

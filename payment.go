@@ -238,7 +238,7 @@ func (p *payer) enabled() bool { return p.pay.MaxPrice.Micros > 0 }
 // answer; a request whose context ended meanwhile gets its context's
 // error instead, which is no refusal.
 func (p *payer) upFront(ctx context.Context, o *origin, u *url.URL, into *offer) error {
-	if !p.enabled() || freePaths[u.EscapedPath()] {
+	if !p.enabled() || freePaths[sentPath(u)] {
 		return nil
 	}
 	key := o.id.urlOf(u)
@@ -332,7 +332,7 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 		return false, p.refuse(req.URL, price, reasonRefused, code, nil, -1)
 	case !p.enabled():
 		return false, p.refuse(req.URL, price, reasonNoPayment, code, nil, -1)
-	case freePaths[req.URL.EscapedPath()]:
+	case freePaths[sentPath(req.URL)]:
 		return false, p.refuse(req.URL, price, reasonFree, code, nil, -1)
 	case price.Currency != p.pay.MaxPrice.Currency:
 		return false, p.refuse(req.URL, price, reasonCurrency, code, nil, -1)
@@ -502,7 +502,7 @@ func withOffer(req, out *http.Request, of *offer) (*http.Request, error) {
 }
 
 // unrepeatable returns the paid request out as the base is to send it:
-// net/http sends a GET, HEAD, OPTIONS or TRACE again, unseen by its
+// net/http sends a GET, HEAD or OPTIONS again, unseen by its
 // caller, when a reused connection fails before the answer begins, and
 // the site may have charged the first. A copy with a body net/http
 // cannot rewind is one it never sends again (an empty one goes out as no
@@ -515,8 +515,9 @@ func withOffer(req, out *http.Request, of *offer) (*http.Request, error) {
 // had again.
 func unrepeatable(out *http.Request) *http.Request {
 	switch out.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
+		// A TRACE may carry no content at all (RFC 9110 section 9.3.8).
 		return out
 	}
 	if out.Header.Get("Idempotency-Key") != "" || out.Header.Get("X-Idempotency-Key") != "" {

@@ -1355,8 +1355,11 @@ func TestPaymentPaidRequestIsSentOnce(t *testing.T) {
 func TestPaymentOnePagePaidOnceHoweverSpelled(t *testing.T) {
 	site := newChargingSite(map[string]string{"/a": "USD 0.01"})
 	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		// The request as a server reads its request-target.
+		served := r.Clone(r.Context())
+		served.URL, _ = url.ParseRequestURI(r.URL.RequestURI())
 		rec := httptest.NewRecorder()
-		site.ServeHTTP(rec, r)
+		site.ServeHTTP(rec, served)
 		return rec.Result(), nil
 	})
 	tr := NewTransport(base, Options{UserAgent: "PayBot/1.0", MinDelay: -1, Payment: testPayment})
@@ -1369,9 +1372,19 @@ func TestPaymentOnePagePaidOnceHoweverSpelled(t *testing.T) {
 			t.Errorf("GET %s: %v; want a *PaymentError saying it was paid", u, err)
 		}
 	}
+	// A free path spelled as an Opaque URL is offered no price.
+	var pe *PaymentError
+	before := len(site.requests("/sitemap.xml"))
+	free := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: "shop.example", Opaque: "/sitemap.xml"}, Header: http.Header{}}
+	// (This site asks a price even there, which is refused.)
+	if _, err := tr.RoundTrip(free); !errors.As(err, &pe) || pe.Reason != reasonFree {
+		t.Errorf("GET Opaque /sitemap.xml: %v; want a *PaymentError saying the path is free", err)
+	}
+	if got := site.requests("/sitemap.xml"); len(got) != before+1 || got[len(got)-1].maxPrice != "" || got[len(got)-1].exact != "" {
+		t.Errorf("the site saw %+v for /sitemap.xml; want one request offering no price", got)
+	}
 	// The absolute form net/http sends an Opaque "//host/path" in.
 	req := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: "shop.example", Opaque: "//shop.example/a"}, Header: http.Header{}}
-	var pe *PaymentError
 	if _, err := tr.RoundTrip(req); !errors.As(err, &pe) || pe.Reason != reasonPaid {
 		t.Errorf("GET with Opaque //shop.example/a: %v; want a *PaymentError saying it was paid", err)
 	}
@@ -1458,7 +1471,8 @@ func (b *ctxChallengingBase) Answer(req *http.Request, resp *http.Response) (*ht
 }
 
 // TestUnrepeatable: only a request net/http would send again once it was
-// written (a GET, HEAD, OPTIONS or TRACE without an Idempotency-Key)
+// written, and may carry a body (a GET, HEAD or OPTIONS without an
+// Idempotency-Key),
 // gets a body it cannot rewind; any other goes as it is.
 func TestUnrepeatable(t *testing.T) {
 	for _, tc := range []struct {
@@ -1470,6 +1484,7 @@ func TestUnrepeatable(t *testing.T) {
 		{http.MethodGet, "", false, true},
 		{http.MethodGet, "", true, true},
 		{http.MethodHead, "", false, true},
+		{http.MethodTrace, "", false, false},
 		{http.MethodGet, "k1", false, false},
 		{http.MethodPost, "", true, false},
 		{http.MethodPost, "", false, false},
@@ -1490,5 +1505,18 @@ func TestUnrepeatable(t *testing.T) {
 		case tc.changed && (got == req || got.GetBody != nil || got.Body == nil || got.Body == http.NoBody || req.GetBody == nil && tc.body):
 			t.Errorf("%q key %q body %v: %+v; want a copy with a body that cannot be rewound", tc.method, tc.key, tc.body, got)
 		}
+	}
+}
+
+// TestPaymentRetryIsOneDecision: a request paid after a 402, then
+// challenged and answered, goes round three times and is one decision.
+func TestPaymentRetryIsOneDecision(t *testing.T) {
+	base := &ctxChallengingBase{seen: func(string) {}}
+	tr := NewTransport(base, Options{MinDelay: -1, Payment: testPayment})
+	if _, err := fetchBody(t, tr, "http://site.example/page"); err != nil {
+		t.Fatal(err)
+	}
+	if st := tr.Stats(); st.Allowed != 1 || st.Sent != 3 {
+		t.Errorf("Allowed %d, Sent %d; want one decision, three sends (the 402, the paid request, the answer)", st.Allowed, st.Sent)
 	}
 }

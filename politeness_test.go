@@ -769,3 +769,58 @@ func TestPauseBeforeAFirstFetchFailsFast(t *testing.T) {
 		}
 	})
 }
+
+// TestPauseBeforeAFirstFetchKeepsWhatDecides: the fail-fast of a first
+// fetch held by a pause answers neither a request that a record stored by
+// another member decides (its refusal stands), nor fails to see the pause
+// of the origin a robots.txt redirect leads to.
+func TestPauseBeforeAFirstFetchKeepsWhatDecides(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := rtFunc(func(r *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+			switch {
+			case r.URL.Host == "a.example" && r.URL.Path == "/robots.txt":
+				resp.StatusCode = http.StatusMovedPermanently
+				resp.Header.Set("Location", "http://b.example/robots.txt")
+			case r.URL.Path == "/robots.txt":
+				resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private\n"))
+			case r.URL.Path == "/busy":
+				resp.StatusCode = http.StatusTooManyRequests
+				resp.Header.Set("Retry-After", "3")
+			}
+			return resp, nil
+		})
+		fleet := NewMemoryFleet()
+		first := NewTransport(base, Options{MinDelay: -1, Fleet: fleet})
+		if err := sendFrom(first, "http://b.example/busy"); err != nil {
+			t.Fatal(err)
+		}
+		paused := time.Now()
+		ctx := WithMaxWait(context.Background(), 10*time.Millisecond)
+
+		// A member new to b: the record the first stored refuses /private.
+		second := NewTransport(base, Options{MinDelay: -1, Fleet: fleet})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://b.example/private/x", nil)
+		if _, err := second.RoundTrip(req); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("a refused URL during the pause: %v; want the stored record's refusal", err)
+		}
+
+		// a's robots.txt redirects into b's pause: its first fetch waits,
+		// and a request that cannot wait that long fails at once.
+		held := make(chan struct{})
+		go func() {
+			sendFrom(first, "http://a.example/one")
+			close(held)
+		}()
+		synctest.Wait()
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://a.example/two", nil)
+		_, err := first.RoundTrip(req)
+		if slot, ok := errors.AsType[*SlotError](err); !ok || slot.At.Before(paused.Add(3*time.Second)) {
+			t.Errorf("a request behind a redirect's pause: %v; want a *SlotError at the pause's end", err)
+		}
+		if waited := time.Since(paused); waited > 0 {
+			t.Errorf("held %v; want it refused at once", waited)
+		}
+		<-held
+	})
+}

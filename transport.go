@@ -113,6 +113,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for {
 		resp, again, err := t.roundTrip(ctx, req, out, &f)
 		if err != nil || !again {
+			// One request, one decision, as its last pass left it.
+			if f.decided {
+				t.decider.count(f.robotsTxt, f.verdict)
+			}
 			return resp, err
 		}
 		drain(resp)
@@ -139,8 +143,9 @@ type Answerer interface {
 type followUp struct {
 	out       *http.Request
 	robotsTxt bool // out is a request for /robots.txt itself
-	// Whether admit decided it, and the error of its last decision:
-	// a request is counted once, as it last stood (see decider.count).
+	// Whether admit decided it, on any pass, and the error of its last
+	// decision: a request is counted once, as it last stood, however
+	// often it went round (see decider.count).
 	decided  bool
 	verdict  error
 	paid     offer
@@ -152,11 +157,7 @@ type followUp struct {
 // it pays or the base answers the response, true with f made the
 // follow-up to send next.
 func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, f *followUp) (*http.Response, bool, error) {
-	f.decided = false
 	o, out, tk, err := t.admit(ctx, req, f)
-	if f.decided {
-		t.decider.count(f.robotsTxt, f.verdict)
-	}
 	if err == nil {
 		// The slot counts from here: nothing comes between it and the
 		// send. A store slot asked again may lie past the deadline too.
@@ -216,7 +217,7 @@ func (t *Transport) roundTrip(ctx context.Context, req, prepared *http.Request, 
 		drain(resp)
 		return nil, false, fmt.Errorf("robots: the base answered a response to its own answer (%s)", req.URL.Redacted())
 	case answer != nil:
-		*f = followUp{out: answer, answered: true}
+		*f = followUp{out: answer, answered: true, robotsTxt: f.robotsTxt, decided: f.decided, verdict: f.verdict}
 		return resp, true, nil
 	}
 	return resp, false, nil
@@ -298,13 +299,8 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, f *followUp) (
 			return t.pacer.delayFor(held), nil
 		}
 		if !tg.robotsTxt && cur == nil {
-			// No copy held: the first fetch waits out a pause first, and
-			// a request that cannot wait that long fails now, as for a
-			// slot past its bound.
-			if until := t.pacer.paused(ctx, l, at); until.After(at) {
-				if err := t.pacer.pastLimit(ctx, l, until, at); err != nil {
-					return 0, err
-				}
+			if err := t.firstFetchPaused(ctx, o, l, at); err != nil {
+				return 0, err
 			}
 		}
 		if tg.robotsTxt {
@@ -453,6 +449,34 @@ func (t *Transport) NextFree(ctx context.Context, rawURL string) (time.Time, err
 		return time.Time{}, err
 	}
 	return latest(retry, at), nil
+}
+
+// firstFetchPaused returns the *SlotError of a request of ctx, made at
+// at to o, of which no copy is held, when the first fetch of o's
+// robots.txt would wait out a pause past the request's bound, as a slot
+// past it does: o's own pause, or the one of the origin a redirect of
+// that fetch leads to. A request without a bound asks nothing; one that
+// a record stored (another member's, or the Cache's) decides without the
+// fetch is decided as ever.
+func (t *Transport) firstFetchPaused(ctx context.Context, o *origin, l *line, at time.Time) error {
+	lim, _, _ := limit(ctx, at)
+	if lim.IsZero() {
+		return nil
+	}
+	until := t.pacer.paused(ctx, l, at)
+	if d := o.deferred.Load(); d != nil {
+		until = latest(until, d.until)
+		if by, err := targetFor(d.by, ""); err == nil {
+			until = latest(until, t.pacer.pausedFor(ctx, by.id.key(), at))
+		}
+	}
+	if !until.After(lim) {
+		return nil
+	}
+	if st := t.origins.newestState(ctx, o, at, true); st != nil && !st.rec.due(at) {
+		return nil
+	}
+	return t.pacer.pastLimit(ctx, l, until, at)
 }
 
 // Robots returns the robots state of rawURL's origin, fetching its
