@@ -74,13 +74,14 @@ func (d *decider) decide(st *state, tg *wireTarget, now time.Time) (policy.Agent
 // and never a request for /robots.txt itself, which RobotsRequests
 // counts as it is sent.
 func (d *decider) count(robotsTxt bool, err error) {
-	switch e, refused := errors.AsType[*DisallowedError](err); {
-	case robotsTxt:
-	case refused:
-		d.stats.refused(e)
-	default:
-		d.stats.allowed.Add(1)
+	if robotsTxt {
+		return
 	}
+	if e, refused := errors.AsType[*DisallowedError](err); refused {
+		d.stats.refused(e)
+		return
+	}
+	d.stats.allowed.Add(1)
 }
 
 // refusedFor names the product token a refusal speaks for: the one whose

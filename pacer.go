@@ -478,6 +478,9 @@ func (p *pacer) paused(ctx context.Context, l *line, now time.Time) time.Time {
 // in l (waking its waiters) and in the store, which every member's head
 // asks before it sends.
 func (p *pacer) pause(ctx context.Context, l *line, resp *http.Response) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return // the common answer, without a clock read
+	}
 	now := p.now()
 	if until, ok := RetryAfter(resp, now); ok && p.maxPause > 0 {
 		if most := now.Add(p.maxPause); until.After(most) {
