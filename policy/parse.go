@@ -21,11 +21,15 @@ import (
 const MaxSize = 500 << 10
 
 // Truncate cuts data to at most limit bytes, dropping a partial last line
-// so that no rule is read half-written. It returns data unchanged when it
+// so that no rule is read half-written; a line whole within the limit,
+// its line end just past it, is kept. It returns data unchanged when it
 // is within the limit.
 func Truncate(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
+	}
+	if c := data[limit]; c == '\n' || c == '\r' {
+		return data[:limit]
 	}
 	data = data[:limit]
 	return data[:bytes.LastIndexAny(data, "\n\r")+1]

@@ -245,6 +245,10 @@ func TestTruncate(t *testing.T) {
 		{"a\nbc", 4, "a\nbc"},
 		{"a\nbc\n", 5, "a\nbc\n"},
 		{"a\nbcd", 4, "a\n"},
+		// A line whole within the limit, its line end just past it.
+		{"a\nbc\nd", 4, "a\nbc"},
+		{"a\nbc\r\nd", 4, "a\nbc"},
+		{"a\nbc\rd", 4, "a\nbc"},
 	}
 	for _, tt := range tests {
 		if got := string(Truncate([]byte(tt.in), tt.limit)); got != tt.want {
