@@ -84,6 +84,36 @@ func (s *site) arrivals() []time.Time {
 	return slices.SortedFunc(slices.Values(s.pages), time.Time.Compare)
 }
 
+// baseSends is a transport's base that records when each page request
+// is handed to it, per host: where the pacer's promise is kept, before
+// the dial and the site's own scheduling add their delays.
+type baseSends struct {
+	mu    sync.Mutex
+	hosts map[string][]time.Time
+}
+
+func (b *baseSends) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Path != "/robots.txt" {
+		now := time.Now()
+		b.mu.Lock()
+		if b.hosts == nil {
+			b.hosts = make(map[string][]time.Time)
+		}
+		b.hosts[req.URL.Host] = append(b.hosts[req.URL.Host], now)
+		b.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// of returns when the page requests to s were handed to the base, in
+// order.
+func (b *baseSends) of(s *site) []time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	host := strings.TrimPrefix(s.srv.URL, "http://")
+	return slices.SortedFunc(slices.Values(b.hosts[host]), time.Time.Compare)
+}
+
 // crawl has workers request pages through tr until ctx ends.
 func crawl(ctx context.Context, wg *sync.WaitGroup, tr http.RoundTripper, base string, workers int) {
 	client := &http.Client{Transport: tr}
@@ -110,9 +140,12 @@ func crawl(ctx context.Context, wg *sync.WaitGroup, tr http.RoundTripper, base s
 // 40 of them; the store then loses state: its tables truncated, as a
 // restore from an old backup leaves them, or the server killed and
 // started again on its data. From Cooldown plus one delay after it, no
-// two requests reach an origin closer than 0.9 of the delay (a sender
-// woken late on a loaded machine has the rest), whichever members sent
-// them, and the fleet keeps sending.
+// two requests to an origin are handed to the members' bases closer than
+// 0.9 of the delay (a sender descheduled between the pacer's last clock
+// read and the base has the rest; a slot the lost state hands out twice
+// falls far short), whichever members sent them, and the fleet keeps
+// sending. The sites' own arrivals, a dial and a handler's scheduling
+// later, vary by more on a loaded machine: they are logged.
 func TestFleetSurvivesLosingItsState(t *testing.T) {
 	const (
 		delay    = 500 * time.Millisecond
@@ -136,10 +169,11 @@ func TestFleetSurvivesLosingItsState(t *testing.T) {
 			var pool *pgxpool.Pool
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
+			sent := &baseSends{}
 			for range 3 {
 				store, p := openStore(t, srv.URL, "fleet", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
 				pool = p
-				tr := robots.NewTransport(nil, robots.Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store})
+				tr := robots.NewTransport(sent, robots.Options{UserAgent: "ExampleBot", MinDelay: delay, Fleet: store})
 				for _, s := range sites {
 					crawl(ctx, &wg, tr, s.srv.URL, tt.workers)
 				}
@@ -166,24 +200,32 @@ func TestFleetSurvivesLosingItsState(t *testing.T) {
 			stop()
 			wg.Wait()
 			settled := lost.Add(cooldown + delay)
+			floor := delay * 9 / 10
 			after := 0
+			arrived := time.Duration(1<<63 - 1)
 			for i, s := range sites {
-				pages := s.arrivals()
+				pages := sent.of(s)
 				for k := 1; k < len(pages); k++ {
 					if pages[k-1].Before(settled) {
 						continue
 					}
 					after++
-					if gap := pages[k].Sub(pages[k-1]); gap < delay*9/10 {
-						t.Errorf("origin %d: requests %v and %v after the loss reached the site %v apart; want at least %v",
-							i, pages[k-1].Sub(lost).Round(time.Millisecond), pages[k].Sub(lost).Round(time.Millisecond), gap, delay*9/10)
+					if gap := pages[k].Sub(pages[k-1]); gap < floor {
+						t.Errorf("origin %d: requests %v and %v after the loss were sent %v apart; want at least %v",
+							i, pages[k-1].Sub(lost).Round(time.Millisecond), pages[k].Sub(lost).Round(time.Millisecond), gap, floor)
+					}
+				}
+				pages = s.arrivals()
+				for k := 1; k < len(pages); k++ {
+					if !pages[k-1].Before(settled) {
+						arrived = min(arrived, pages[k].Sub(pages[k-1]))
 					}
 				}
 			}
 			if after < 5*tt.origins {
 				t.Errorf("%d requests to %d origins in the %v after the fleet settled; want it to keep sending, near one a delay each", after, tt.origins, 10*delay)
 			}
-			t.Logf("%d requests to %d origins after the fleet settled", after, tt.origins)
+			t.Logf("%d requests to %d origins after the fleet settled; the least gap between two arrivals at a site %v", after, tt.origins, arrived)
 		})
 	}
 }

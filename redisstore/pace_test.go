@@ -69,8 +69,8 @@ type closeGap struct {
 }
 
 func (g closeGap) String() string {
-	return fmt.Sprintf("%s: member %d %s then member %d %s %v apart",
-		g.prev.origin, g.prev.member, g.prev.path, g.next.member, g.next.path, g.next.at.Sub(g.prev.at))
+	return fmt.Sprintf("%s: member %d %s then member %d %s %v apart, at %s",
+		g.prev.origin, g.prev.member, g.prev.path, g.next.member, g.next.path, g.next.at.Sub(g.prev.at), g.next.at.Format(clockFormat))
 }
 
 // gapReport is what the consecutive requests to each origin, of every
@@ -186,24 +186,50 @@ func pageSites(t *testing.T, n int) []*httptest.Server {
 
 // watchedStore is a member's Store that records when its ReserveSlot
 // calls succeed, so that a test can tell when the member reaches Redis
-// again.
+// again, and when and how they fail, for a failing test's log.
 type watchedStore struct {
 	*redisstore.Store
 
-	// mu protects oks.
-	mu  sync.Mutex
-	oks []time.Time
+	// mu protects oks and fails.
+	mu    sync.Mutex
+	oks   []time.Time
+	fails []storeFailure
+}
+
+// clockFormat shows a time of day to the millisecond in a test's log.
+const clockFormat = "15:04:05.000"
+
+// storeFailure is a ReserveSlot that failed: when it returned, and why.
+type storeFailure struct {
+	at  time.Time
+	err error
 }
 
 func (w *watchedStore) ReserveSlot(ctx context.Context, origin robots.OriginKey, req robots.SlotRequest) (robots.Slot, error) {
 	slot, err := w.Store.ReserveSlot(ctx, origin, req)
+	now := time.Now()
+	w.mu.Lock()
 	if err == nil {
-		now := time.Now()
-		w.mu.Lock()
 		w.oks = append(w.oks, now)
-		w.mu.Unlock()
+	} else {
+		w.fails = append(w.fails, storeFailure{now, err})
 	}
+	w.mu.Unlock()
 	return slot, err
+}
+
+// logFailuresAfter logs member i's failed ReserveSlot calls after t,
+// relative to t: one that fails while the fleet is to be settled sends
+// that member's requests on its own pace, which explains a short gap.
+func (w *watchedStore) logFailuresAfter(tb testing.TB, i int, t time.Time) {
+	tb.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range w.fails {
+		if f.at.After(t) {
+			tb.Logf("member %d: a ReserveSlot failed at %s, %v after: %v", i, f.at.Format(clockFormat), f.at.Sub(t).Round(time.Millisecond), f.err)
+		}
+	}
 }
 
 // firstOKAfter returns when the first ReserveSlot to succeed after t
@@ -577,6 +603,9 @@ func TestClusterFailover(t *testing.T) {
 	for i, m := range fleet {
 		if at, found := m.store.firstOKAfter(ok); found {
 			t.Logf("member %d reached the cluster %v after it served every slot again", i, at.Sub(ok).Round(time.Millisecond))
+		}
+		if t.Failed() {
+			m.store.logFailuresAfter(t, i, ok)
 		}
 	}
 	t.Logf("the cluster served every slot %v after the kill; from %v after that: %d requests, least gap %v, %d of %d under %v",
