@@ -3,6 +3,9 @@ package robots
 import (
 	"math"
 	"sync"
+	"unsafe"
+
+	"github.com/crawlkit/robots/policy"
 )
 
 // MemoryCache is an httpcache.Cache kept in memory that holds at most a
@@ -167,6 +170,22 @@ func (s *state) weight() int64 {
 	}
 	if s.rec.Good != nil {
 		n += int64(len(s.rec.Good.Body)) * (1 + parsedFactor)
+	}
+	return n + warningsWeight(s.robots)
+}
+
+// warningsWeight is what a parse's warnings hold beyond parsedFactor: a
+// file of lines crawlers ignore ("Disallow: /%zz%", rules before any
+// User-agent) has a warning per line, each longer than its line, and
+// would hold twice its weight if they went uncounted.
+func warningsWeight(r *policy.Robots) int64 {
+	if r == nil {
+		return 0
+	}
+	ws := r.Warnings()
+	n := int64(cap(ws)) * int64(unsafe.Sizeof(policy.Warning{}))
+	for _, w := range ws {
+		n += int64(len(w.Message))
 	}
 	return n
 }
