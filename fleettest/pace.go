@@ -237,6 +237,9 @@ var paceCases = []testCase{
 		c.wantNext(robots.SlotRequest{Now: c.t0}, until)
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until, true)
 		c.want(c.reserve(robots.SlotRequest{Member: "a", Now: c.t0, Interval: d}), until.Add(d), true)
+		// The slots reserved at and past its end do not end it: a member
+		// asking with no interval still learns of it.
+		c.wantNext(robots.SlotRequest{Now: c.t0}, until)
 	}},
 	{"a pause holds a slot reserved without an interval", func(c *fleetCase) {
 		until := c.t0.Add(time.Hour)
