@@ -116,6 +116,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // a Redis outage (which makes a transport fetch on its own).
 const healthyTimeout = 10 * time.Second
 
+// recoveryTimeout is the store Timeout of tests in which Redis fails and
+// comes back. Their failures are refused dials and closed connections,
+// found at once whatever the Timeout; a short one would also fail a call
+// that a loaded test machine merely slowed, after the recovery, and
+// have its member pace alone, out of step with the others, which is the
+// design for a store that does not answer, not a fault of the recovery.
+const recoveryTimeout = 2 * time.Second
+
 // newMember returns a transport with opts whose Fleet is a Store on addr.
 func newMember(t testing.TB, addr string, opts robots.Options, sopts redisstore.Options) *member {
 	return newMemberLogging(t, addr, opts, sopts, nil)

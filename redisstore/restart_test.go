@@ -36,7 +36,7 @@ func TestFleetSurvivesEmptyRestart(t *testing.T) {
 	)
 	srv := redistest.Start(t)
 	site := newSite(t)
-	sopts := redisstore.Options{Timeout: 300 * time.Millisecond, Cooldown: cooldown}
+	sopts := redisstore.Options{Timeout: recoveryTimeout, Cooldown: cooldown}
 	fleet := make([]*member, members)
 	for i := range fleet {
 		fleet[i] = newMember(t, srv.Addr, robots.Options{UserAgent: "ExampleBot", MinDelay: delay}, sopts)
