@@ -64,8 +64,12 @@ type Fleet interface {
 // through: a Transport without a Fleet paces on one in memory (on
 // golang.org/x/time/rate), and a fleet member on its Fleet's,
 // falling back on the one in memory while the store is unavailable. The
-// Transport's wait is the same on both: reserve a slot, sleep until it,
-// give it back if the request's context ends first.
+// Transport waits the same way on both: only the head of an origin's
+// line asks, for a slot free now (Limit is Now), and told when the origin
+// is free it sleeps and asks again, so that nothing is held while a
+// request sleeps; a slot is given back only when it was reserved for a
+// request that can no longer use it (its context ended, or the answer
+// came too late).
 //
 // Times are the callers' (SlotRequest.Now): a Pace reads no clock to
 // decide a slot, so that members on different machines, and tests on a
@@ -152,8 +156,8 @@ type SlotRequest struct {
 	Member string
 	// Now is the reserver's clock.
 	Now time.Time
-	// NotBefore is the earliest the slot may be: the member's own next
-	// slot. If zero or before Now, Now is used.
+	// NotBefore is the earliest the slot may be: the end of a pause the
+	// member knows of. If zero or before Now, Now is used.
 	NotBefore time.Time
 	// Interval is the least time between two slots of the origin.
 	Interval time.Duration
@@ -192,9 +196,9 @@ type Slot struct {
 	Members int
 	// Epoch names the store's state of the origin's pace: it changes
 	// when the store lost it (restarted empty, flushed, failed over to a
-	// replica behind), and a member then reserves anew the slots it
-	// holds from before. Empty when the store keeps no epoch; the member
-	// then trusts the slots it holds.
+	// replica behind), and a member then tells it again the pauses it
+	// received, as after a failed call; its last send it tells with every
+	// reservation (Held). Empty when the store keeps no epoch.
 	Epoch string
 }
 

@@ -37,9 +37,10 @@ type Stats struct {
 	// is not to be crawled, so drop it.
 	RefusedByRule int64
 	// RefusedUnreachable counts the refusals because the origin's
-	// robots.txt could not be fetched (a network error or a 5xx) and has
-	// not been for Options.FallbackAfter: the URL may be allowed later,
-	// so requeue it after the DisallowedError's RetryAt.
+	// robots.txt could not be fetched (a network error, a 429, a 5xx, or
+	// a proxy's 407) and has not been for Options.FallbackAfter: the URL
+	// may be allowed later, so requeue it after the DisallowedError's
+	// RetryAt.
 	RefusedUnreachable int64
 	// RefusedByPreference counts the refusals by the site's AI usage
 	// preferences for the purposes in Options.Purposes.
