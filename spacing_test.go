@@ -6,39 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/internal/cpuload"
+	"github.com/crawlkit/robots/internal/sendlog"
 )
-
-// sendLog is a base RoundTripper that records, per origin, when each
-// request other than a robots.txt fetch left for the network: the time
-// the pace is judged by, after every wait and every line of the
-// transport's own code, not when a sleeper was due.
-type sendLog struct {
-	next http.RoundTripper
-
-	// mu protects sends.
-	mu    sync.Mutex
-	sends map[string][]time.Time
-}
-
-func (l *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Path != "/robots.txt" {
-		now := time.Now()
-		l.mu.Lock()
-		if l.sends == nil {
-			l.sends = make(map[string][]time.Time)
-		}
-		l.sends[r.URL.Host] = append(l.sends[r.URL.Host], now)
-		l.mu.Unlock()
-	}
-	return l.next.RoundTrip(r)
-}
 
 // gapStats is what the sends to each origin, in order, say of the least
 // spacing.
@@ -48,14 +23,11 @@ type gapStats struct {
 	leastOrigin        string
 }
 
-// gaps measures the gaps between consecutive sends to each origin
-// against floor.
-func (l *sendLog) gaps(floor time.Duration) gapStats {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// gaps measures the gaps between consecutive sends to each origin that
+// l recorded against floor.
+func gaps(l *sendlog.Log, floor time.Duration) gapStats {
 	st := gapStats{least: time.Duration(1<<63 - 1)}
-	for origin, ts := range l.sends {
-		ts = slices.SortedFunc(slices.Values(ts), time.Time.Compare)
+	for origin, ts := range l.Sends() {
 		st.sends += len(ts)
 		for k := 1; k < len(ts); k++ {
 			g := ts[k].Sub(ts[k-1])
@@ -110,7 +82,7 @@ func TestSpacingFromRealSends(t *testing.T) {
 			for i := range sites {
 				sites[i] = notFoundSite(t)
 			}
-			base := &sendLog{next: &http.Transport{MaxIdleConnsPerHost: 64}}
+			base := &sendlog.Log{Next: &http.Transport{MaxIdleConnsPerHost: 64}}
 			tr := robots.NewTransport(base, robots.Options{UserAgent: "SpacingBot", MinDelay: delay})
 			t.Cleanup(tr.CloseIdleConnections)
 			cpuload.Spin(t, 8)
@@ -135,7 +107,7 @@ func TestSpacingFromRealSends(t *testing.T) {
 			}
 			wg.Wait()
 			floor := delay - time.Millisecond
-			st := base.gaps(floor)
+			st := gaps(base, floor)
 			if want := tt.workers * tt.sends; st.sends != want {
 				t.Errorf("%d requests reached the base; want %d", st.sends, want)
 			}

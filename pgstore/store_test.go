@@ -23,6 +23,7 @@ import (
 	"github.com/crawlkit/robots"
 	"github.com/crawlkit/robots/fleettest"
 	"github.com/crawlkit/robots/internal/pgtest"
+	"github.com/crawlkit/robots/internal/sendlog"
 	"github.com/crawlkit/robots/pgstore"
 )
 
@@ -84,36 +85,6 @@ func (s *site) arrivals() []time.Time {
 	return slices.SortedFunc(slices.Values(s.pages), time.Time.Compare)
 }
 
-// baseSends is a transport's base that records when each page request
-// is handed to it, per host: where the pacer's promise is kept, before
-// the dial and the site's own scheduling add their delays.
-type baseSends struct {
-	mu    sync.Mutex
-	hosts map[string][]time.Time
-}
-
-func (b *baseSends) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Path != "/robots.txt" {
-		now := time.Now()
-		b.mu.Lock()
-		if b.hosts == nil {
-			b.hosts = make(map[string][]time.Time)
-		}
-		b.hosts[req.URL.Host] = append(b.hosts[req.URL.Host], now)
-		b.mu.Unlock()
-	}
-	return http.DefaultTransport.RoundTrip(req)
-}
-
-// of returns when the page requests to s were handed to the base, in
-// order.
-func (b *baseSends) of(s *site) []time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	host := strings.TrimPrefix(s.srv.URL, "http://")
-	return slices.SortedFunc(slices.Values(b.hosts[host]), time.Time.Compare)
-}
-
 // crawl has workers request pages through tr until ctx ends.
 func crawl(ctx context.Context, wg *sync.WaitGroup, tr http.RoundTripper, base string, workers int) {
 	client := &http.Client{Transport: tr}
@@ -169,7 +140,7 @@ func TestFleetSurvivesLosingItsState(t *testing.T) {
 			var pool *pgxpool.Pool
 			ctx, stop := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
-			sent := &baseSends{}
+			sent := &sendlog.Log{}
 			for range 3 {
 				store, p := openStore(t, srv.URL, "fleet", pgstore.Options{Timeout: 2 * time.Second, Cooldown: cooldown})
 				pool = p
@@ -203,8 +174,9 @@ func TestFleetSurvivesLosingItsState(t *testing.T) {
 			floor := delay * 9 / 10
 			after := 0
 			arrived := time.Duration(1<<63 - 1)
+			sends := sent.Sends()
 			for i, s := range sites {
-				pages := sent.of(s)
+				pages := sends[strings.TrimPrefix(s.srv.URL, "http://")]
 				for k := 1; k < len(pages); k++ {
 					if pages[k-1].Before(settled) {
 						continue
