@@ -529,6 +529,9 @@ type x402Site struct {
 	prices  map[string]string
 	fail    bool
 	network string // of its batch-settlement, if not cloudflare:402
+	// errorFirst answers a path's first paid request with its status,
+	// the PAYMENT-RESPONSE saying it settled all the same.
+	errorFirst map[string]int
 
 	mu      sync.Mutex
 	seen    map[string][]string // each path's PAYMENT-SIGNATURE values
@@ -580,9 +583,17 @@ func (s *x402Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			s.mu.Lock()
-			s.charged[r.URL.Path]++
+			status := s.errorFirst[r.URL.Path]
+			delete(s.errorFirst, r.URL.Path)
+			if status == 0 {
+				s.charged[r.URL.Path]++
+			}
 			s.mu.Unlock()
 			w.Header().Set("Payment-Response", b64JSON(map[string]any{"success": true, "transaction": "tx-1", "network": "cloudflare:402", "amount": s.prices[r.URL.Path]}))
+			if status != 0 {
+				w.WriteHeader(status)
+				return
+			}
 			io.WriteString(w, "paid page")
 			return
 		}
@@ -717,8 +728,32 @@ func TestPaymentNeverAnswersTwice(t *testing.T) {
 
 // TestPaymentErrorResponsesAreNotSpent: a paid request answered with an
 // error (or with a charge on an error status) spends nothing: the budget
-// of one price still pays the next page.
+// of one price still pays the next page, in both forms.
 func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
+	t.Run("pay per crawl", testPayPerCrawlErrorsNotSpent)
+	t.Run("x402", func(t *testing.T) {
+		site := &x402Site{prices: map[string]string{"/a": "1", "/b": "1"},
+			errorFirst: map[string]int{"/a": http.StatusBadRequest, "/b": http.StatusInternalServerError},
+			seen:       map[string][]string{}, charged: map[string]int{}}
+		srv := httptest.NewServer(site)
+		defer srv.Close()
+		pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
+		tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
+		for _, p := range []string{"/a", "/a", "/b", "/b"} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("GET %s: %v", p, err)
+			}
+			resp.Body.Close()
+		}
+		if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
+			t.Errorf("Stats: Charged %d, Spent %v; want the two pages paid, not the errors", st.Charged, st.Spent)
+		}
+	})
+}
+
+func testPayPerCrawlErrorsNotSpent(t *testing.T) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -107,6 +107,11 @@ func (x402) Receipt(resp *http.Response, q Quote) (Price, bool, error) {
 	if !settled.Success {
 		return Price{}, false, fmt.Errorf("%w: %s", errSettlement, settled.Reason)
 	}
+	if resp.StatusCode >= 400 {
+		// An error response is never counted as spent, whatever it says
+		// was settled, as in pay per crawl.
+		return Price{}, false, nil
+	}
 	if settled.Amount == "" {
 		return q.Price, true, nil
 	}
