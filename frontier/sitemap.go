@@ -127,13 +127,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // readSitemap reads a urlset or a sitemapindex of up to maxBytes bytes:
 // the loc of each url or sitemap element, up to maxURLs, and whether it
-// is an index.
+// is an index. A loc elsewhere (an image's or a video's, of Google's
+// extensions, inside a url) names no page.
 func readSitemap(r io.Reader, maxURLs int, maxBytes int64) ([]string, bool, error) {
 	cr := &countingReader{r: io.LimitReader(r, maxBytes+1)}
 	dec := xml.NewDecoder(cr)
 	var locs []string
-	index, root := false, ""
-	inLoc := false
+	index, root, entry := false, "", "url"
+	inLoc, inEntry, depth := false, false, 0
 	var text strings.Builder
 	for {
 		tok, err := dec.Token()
@@ -151,17 +152,20 @@ func readSitemap(r io.Reader, maxURLs int, maxBytes int64) ([]string, bool, erro
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			depth++
 			switch {
 			case root == "":
 				switch t.Name.Local {
 				case "urlset":
 				case "sitemapindex":
-					index = true
+					index, entry = true, "sitemap"
 				default:
 					return nil, false, fmt.Errorf("root element %q, want urlset or sitemapindex", t.Name.Local)
 				}
 				root = t.Name.Local
-			case t.Name.Local == "loc":
+			case depth == 2:
+				inEntry = t.Name.Local == entry
+			case depth == 3 && inEntry && t.Name.Local == "loc":
 				inLoc = true
 				text.Reset()
 			}
@@ -170,7 +174,8 @@ func readSitemap(r io.Reader, maxURLs int, maxBytes int64) ([]string, bool, erro
 				text.Write(t)
 			}
 		case xml.EndElement:
-			if inLoc && t.Name.Local == "loc" {
+			depth--
+			if inLoc && depth == 2 {
 				inLoc = false
 				if len(locs) == maxURLs {
 					return locs, index, fmt.Errorf("more than %d URLs; the rest are not read", maxURLs)

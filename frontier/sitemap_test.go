@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -110,6 +111,32 @@ func TestSitemapLimits(t *testing.T) {
 	}
 	if locs, _, err := readSitemap(strings.NewReader(big), 10, int64(len(big))); len(locs) != 1 || err != nil {
 		t.Errorf("a file at the byte limit: %d URLs, %v", len(locs), err)
+	}
+}
+
+// TestSitemapLocsOfPagesOnly: only a url's (or an index's sitemap's) own
+// loc names a page; the locs of Google's image and video extensions, and
+// links, inside a url do not.
+func TestSitemapLocsOfPagesOnly(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want []string
+	}{
+		{`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" xmlns:video="http://www.google.com/schemas/sitemap-video/1.1">` +
+			`<url><loc>http://s.example/a</loc><image:image><image:loc>http://s.example/img/a.jpg</image:loc></image:image>` +
+			`<video:video><video:content_loc>http://s.example/v.mp4</video:content_loc><video:player_loc>http://s.example/p</video:player_loc></video:video></url>` +
+			`<url><image:image><image:loc>http://s.example/img/b.jpg</image:loc></image:image><loc> http://s.example/b </loc></url></urlset>`,
+			[]string{"http://s.example/a", "http://s.example/b"}},
+		{`<urlset><loc>http://s.example/stray</loc><url><loc>http://s.example/c</loc></url></urlset>`,
+			[]string{"http://s.example/c"}},
+		{`<sitemapindex><sitemap><loc>http://s.example/1.xml</loc></sitemap><url><loc>http://s.example/not-an-index-entry</loc></url></sitemapindex>`,
+			[]string{"http://s.example/1.xml"}},
+	}
+	for _, tt := range tests {
+		locs, _, err := readSitemap(strings.NewReader(tt.doc), 10, 1<<20)
+		if err != nil || !slices.Equal(locs, tt.want) {
+			t.Errorf("readSitemap(%.60q...) = %q, %v; want %q", tt.doc, locs, err, tt.want)
+		}
 	}
 }
 
