@@ -629,9 +629,22 @@ type maxWaitKey struct{}
 // hands out a URL when NextFree says its origin is free sends it so: when
 // another process took that slot a moment before, its worker gets the URL
 // back at once rather than sleeping a delay inside RoundTrip. A negative
-// d is 0.
+// d is 0. The bound is the first send's only: a redirect hop http.Client
+// makes (its Request.Response set), and the request sent again to pay a
+// price or to answer a challenge, wait for their slots as without it,
+// since what came before them was sent, and failing them would have the
+// caller send it again, and again.
 func WithMaxWait(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, maxWaitKey{}, max(d, 0))
+}
+
+// unbounded returns ctx without WithMaxWait's bound, for a request that
+// follows one sent (see WithMaxWait).
+func unbounded(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(maxWaitKey{}).(time.Duration); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, maxWaitKey{}, nil)
 }
 
 // line is one origin's waiters in arrival order and what the process

@@ -332,6 +332,63 @@ func TestSlotLimitCountsFromTheWait(t *testing.T) {
 	})
 }
 
+// TestMaxWaitBoundsTheFirstSendOnly: WithMaxWait fails a request's
+// first send at once, but not what follows one sent: a redirect hop
+// http.Client makes and a paid request wait for their slots, a delay
+// later, rather than fail and have a frontier send the first again.
+func TestMaxWaitBoundsTheFirstSendOnly(t *testing.T) {
+	const delay = time.Second
+	for _, tc := range []struct {
+		name  string
+		pages http.HandlerFunc
+		pay   Payment
+		sent  []string // the pages sent, in order, a delay apart
+	}{
+		{"a redirect on the origin", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/dir" {
+				http.Redirect(w, r, "/dir/", http.StatusMovedPermanently)
+				return
+			}
+			io.WriteString(w, "page")
+		}, Payment{}, []string{"/dir", "/dir/"}},
+		{"a page paid after its 402", func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Crawler-Exact-Price") == "" {
+				w.Header().Set("Crawler-Price", "USD 0.01")
+				w.WriteHeader(http.StatusPaymentRequired)
+				return
+			}
+			w.Header().Set("Crawler-Charged", "USD 0.01")
+			io.WriteString(w, "paid page")
+		}, Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 1")}, []string{"/dir", "/dir"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				site := newFakeSite(nil)
+				site.setPages(tc.pages)
+				tr := newBubbleTransport(site, Options{MinDelay: delay, Payment: tc.pay})
+				req, _ := http.NewRequestWithContext(WithMaxWait(context.Background(), 10*time.Millisecond), http.MethodGet, "http://site.example/dir", nil)
+				resp, err := (&http.Client{Transport: tr}).Do(req)
+				if err != nil {
+					t.Fatalf("GET /dir: %v, want the page", err)
+				}
+				resp.Body.Close()
+				hits := site.hitsWhere(func(h hit) bool { return !strings.HasSuffix(h.url, "/robots.txt") })
+				if len(hits) != len(tc.sent) {
+					t.Fatalf("%d pages sent, want %d (%q)", len(hits), len(tc.sent), tc.sent)
+				}
+				for i, h := range hits {
+					if h.url != "http://site.example"+tc.sent[i] {
+						t.Errorf("send %d: %s, want %s", i, h.url, tc.sent[i])
+					}
+					if i > 0 && h.at.Sub(hits[i-1].at) != delay {
+						t.Errorf("send %d went %v after the one before, want %v", i, h.at.Sub(hits[i-1].at), delay)
+					}
+				}
+			})
+		})
+	}
+}
+
 // TestMaxWait checks WithMaxWait: a request whose slot is further away
 // than the wait allowed fails at once with a *SlotError naming the slot
 // and the bound, taking no slot, while one within it waits and is sent;

@@ -103,6 +103,10 @@ func (t *Transport) setup(base http.RoundTripper, opts Options) {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	ctx := req.Context()
+	if req.Response != nil {
+		// A redirect hop: the request before it was sent.
+		ctx = unbounded(ctx)
+	}
 	// The request as it goes out, prepared before it waits so that the
 	// wait is the last thing before sending.
 	out := outbound(ctx, req, t.cfg.userAgent)
@@ -120,6 +124,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, err
 		}
 		drain(resp)
+		ctx = unbounded(ctx)
 	}
 }
 

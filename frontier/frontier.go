@@ -114,7 +114,9 @@ type Options struct {
 	// the frontier hands a URL out when its origin is free, so a longer
 	// wait means another process took that slot, and the worker is better
 	// given the URL back, Waiting for the next slot, than kept asleep.
-	// Default DefaultMaxWait; negative: no bound.
+	// It bounds the first send only: a redirect hop or a paid request
+	// after it waits for its slot, as the first was sent. Default
+	// DefaultMaxWait; negative: no bound.
 	MaxWait time.Duration
 	// Logger, when set, gets an Info line of the frontier's Stats at most
 	// every LogEvery (default DefaultLogEvery), written as Done is called.
