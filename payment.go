@@ -285,6 +285,12 @@ func (p *payer) answer(ctx context.Context, o *origin, l *line, req *http.Reques
 		scheme = PayPerCrawl // a charge made without an offer
 	}
 	charged, ok, settleErr := scheme.Receipt(resp, sent.quote)
+	if ok && sent.scheme == nil {
+		// The crawler agreed to no price: nothing was spent, and a site
+		// that says otherwise would spend the fleet's budget at will.
+		p.logger.Warn("robots: a charge for a request that offered no price is not counted", "url", req.URL.Redacted(), "charged", charged)
+		return false, nil
+	}
 	if ok {
 		p.settle(ctx, o, req.URL, sent, charged)
 		o.payFailures.Store(0)
@@ -392,7 +398,10 @@ func (p *payer) settle(ctx context.Context, o *origin, u *url.URL, sent *offer, 
 		price = sent.quote.Price
 	}
 	if sent.reserved > 0 && price.Micros > sent.reserved {
-		p.logger.Warn("robots: the site charged more than was offered", "url", u.Redacted(), "charged", price, "offered", sent.quote.Price)
+		// What the crawler agreed to is all it can have spent: the budget
+		// holds whatever a site writes.
+		p.logger.Warn("robots: the site charged more than was offered; counted as offered", "url", u.Redacted(), "charged", price, "offered", sent.quote.Price)
+		price.Micros = sent.reserved
 	}
 	p.stats.charged.Add(1)
 	p.stats.spent.Add(price.Micros)

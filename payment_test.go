@@ -252,8 +252,9 @@ func TestPaymentHeadersAreCanonical(t *testing.T) {
 
 // TestPaymentReadsSuccessesOnlyForAPayment holds the two readings a
 // success skips: a crawler-error there is no refusal (the code comes with
-// an error response), and a charge is counted only by a transport with a
-// Payment, the one that offers prices.
+// an error response), and a charge for a request that offered no price
+// is not counted, with a Payment or without: the crawler agreed to none,
+// and a site that says otherwise would spend the budget at will.
 func TestPaymentReadsSuccessesOnlyForAPayment(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -263,7 +264,7 @@ func TestPaymentReadsSuccessesOnlyForAPayment(t *testing.T) {
 	}{
 		{"crawler-error, paying", testPayment, "Crawler-Error", 0},
 		{"crawler-error, no payment", Payment{}, "Crawler-Error", 0},
-		{"charged, paying", testPayment, "Crawler-Charged", 1},
+		{"charged, paying", testPayment, "Crawler-Charged", 0},
 		{"charged, no payment", Payment{}, "Crawler-Charged", 0},
 	}
 	for _, tt := range tests {
@@ -285,6 +286,35 @@ func TestPaymentReadsSuccessesOnlyForAPayment(t *testing.T) {
 				t.Errorf("Stats.Charged = %d, PriceRefused = %d; want %d and 0", st.Charged, st.PriceRefused, 2*tt.wantCharged)
 			}
 		})
+	}
+}
+
+// TestPaymentChargeBeyondTheOfferCountsTheOffer: a site that charges
+// more than the price offered has the offer counted, all the crawler
+// agreed to, so that one site cannot spend the budget past it.
+func TestPaymentChargeBeyondTheOfferCountsTheOffer(t *testing.T) {
+	site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, allowAll)
+			return
+		}
+		if r.Header.Get("Crawler-Exact-Price") == "" && r.Header.Get("Crawler-Max-Price") == "" {
+			w.Header().Set("Crawler-Price", "USD 0.01")
+			w.WriteHeader(http.StatusPaymentRequired)
+			return
+		}
+		w.Header().Set("Crawler-Charged", "USD 9.00")
+		io.WriteString(w, "page")
+	})
+	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
+	tr, base := payingTransport(t, site, pay)
+	for _, p := range []string{"/a", "/b"} {
+		if body, err := fetchBody(t, tr, base+p); err != nil || body != "page" {
+			t.Fatalf("GET %s: %q, %v; want the page, the budget paying both", p, body, err)
+		}
+	}
+	if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
+		t.Errorf("Stats: Charged %d, Spent %v; want 2 and USD 0.02, the prices offered", st.Charged, st.Spent)
 	}
 }
 
