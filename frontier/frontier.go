@@ -395,8 +395,9 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 		st, at = Waiting, refused.RetryAt
 	case errors.As(err, &refused):
 		st = Refused
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		// The worker is stopping: the URL goes back untried.
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// The worker is stopping, cancelled or at its deadline: the URL
+		// goes back untried.
 		st, attempt = Waiting, false
 	case err != nil:
 		st, backoff = Waiting, true

@@ -131,6 +131,8 @@ func TestTransitions(t *testing.T) {
 		{"a request cancelled on its own is a failed try", nil, fixed(fmt.Errorf("get: %w", context.Canceled)), 1, Waiting, minBackoff, true},
 		{"neither a response nor an error is a failed try", nil, nil, 1, Waiting, minBackoff, true},
 		{"a stopping worker puts the URL back untried", nil, fixed(context.Canceled), 3, Waiting, 0, false},
+		{"a worker stopped by its deadline puts the URL back untried", nil, fixed(context.DeadlineExceeded), 3, Waiting, 0, false},
+		{"a request past its own deadline is a failed try", nil, fixed(fmt.Errorf("get: %w", context.DeadlineExceeded)), 1, Waiting, minBackoff, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +165,11 @@ func TestTransitions(t *testing.T) {
 				if errors.Is(err, context.Canceled) && !tt.counted {
 					c, cancel := context.WithCancel(ctx)
 					cancel()
+					doneCtx = c
+				}
+				if err == context.DeadlineExceeded {
+					c, cancel := context.WithDeadline(ctx, now)
+					defer cancel()
 					doneCtx = c
 				}
 				if got := f.Done(doneCtx, l, tt.resp, err); got != tt.want {
