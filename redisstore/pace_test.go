@@ -81,6 +81,16 @@ type gapReport struct {
 	under       []closeGap
 }
 
+// descheduled is what the failover and restart tests allow a gap short
+// of the delay: they measure where the bases are entered, after the
+// pacer's last clock read, with hundreds of goroutines and several
+// servers on the machine's few cores, and a goroutine descheduled between
+// the two is recorded late, which no pacer can prevent (seen once in CI:
+// 2.1 ms, with every store call answered). TestFleetSpacingFromRealSends
+// holds the pacer to 1 ms. A slot handed out twice, or a member pacing
+// alone, falls tens or hundreds of milliseconds short.
+const descheduled = 5 * time.Millisecond
+
 // spacing measures, per origin, the gaps between consecutive requests
 // whose earlier one was sent at from or later, against floor.
 func spacing(all []send, from time.Time, floor time.Duration) gapReport {
@@ -482,7 +492,8 @@ func replOffset(srv *redistest.Server, field string) string {
 // knows the origins' epochs but not the last slots the primary granted,
 // the ones the members' queued requests wait on included; from Cooldown
 // plus one delay after the promotion, no two requests to an origin may
-// be closer than the delay, whichever members sent them. 2 members, 3
+// be closer than the delay (less descheduled), whichever members sent
+// them. 2 members, 3
 // goroutines each per origin, 20 origins at MinDelay 200 ms; the replica
 // is cut off from its primary (a proxy on the link) for 3 s while the
 // primary grants slots, then the primary is killed (SIGKILL), the
@@ -532,7 +543,7 @@ func TestFailoverToReplicaBehind(t *testing.T) {
 	stop()
 
 	all := l.snapshot()
-	floor := delay - time.Millisecond
+	floor := delay - descheduled
 	r := spacing(all, settled, floor)
 	r.check(t, "from Cooldown plus a delay after the promotion", floor)
 	before := spacing(all, time.Time{}, floor)
@@ -562,7 +573,8 @@ func TestFailoverToReplicaBehind(t *testing.T) {
 // member would pace alone meanwhile, the whole fleet uncoordinated. From
 // twice Cooldown plus a delay after the cluster serves every slot again
 // (a call that fails on the old map has the client read the new one), no
-// two requests to an origin may be closer than the delay. 3 members, 30
+// two requests to an origin may be closer than the delay (less
+// descheduled). 3 members, 30
 // origins spread over every master, at MinDelay 200 ms.
 func TestClusterFailover(t *testing.T) {
 	const (
@@ -594,7 +606,7 @@ func TestClusterFailover(t *testing.T) {
 	stop()
 
 	all := l.snapshot()
-	floor := delay - time.Millisecond
+	floor := delay - descheduled
 	r := spacing(all, settled, floor)
 	r.check(t, "from twice Cooldown plus a delay after the cluster served every slot again", floor)
 	if r.sends < 4*int(time.Second/delay) {
@@ -628,7 +640,7 @@ func TestClusterFailover(t *testing.T) {
 // Gaps are measured where the bases are entered, after the pacer's last
 // clock read, by 800 goroutines on the machine's few cores: one
 // descheduled between the two reads is recorded late, which no pacer can
-// prevent, so 5 ms are allowed (TestFleetSpacingFromRealSends holds the
+// prevent, so descheduled is allowed (TestFleetSpacingFromRealSends holds the
 // pacer to 1 ms with 24 goroutines). A slot handed out twice shows gaps
 // hundreds of milliseconds short.
 func TestManyOriginsSurviveEmptyRestart(t *testing.T) {
@@ -687,7 +699,7 @@ func TestManyOriginsSurviveEmptyRestart(t *testing.T) {
 	stop()
 
 	all := l.snapshot()
-	floor := delay - 5*time.Millisecond
+	floor := delay - descheduled
 	r := spacing(all, settled, floor)
 	r.check(t, "from Cooldown plus a delay after the members reached Redis again", floor)
 	before := spacing(all, time.Time{}, floor)
