@@ -480,7 +480,14 @@ func (p *payer) refuse(u *url.URL, price Price, reason, code string, err error, 
 	if left >= 0 {
 		e.Left = Price{p.pay.MaxPrice.Currency, left}
 	}
-	p.logger.Info("robots: request not paid", "url", e.URL, "reason", reason, "price", price, "code", code)
+	attrs := []any{"url", e.URL, "reason", reason}
+	if price != (Price{}) {
+		attrs = append(attrs, "price", price) // none before a price was named
+	}
+	if code != "" {
+		attrs = append(attrs, "code", code)
+	}
+	p.logger.Info("robots: request not paid", attrs...)
 	return e
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -284,6 +285,55 @@ func TestPaymentReadsSuccessesOnlyForAPayment(t *testing.T) {
 			}
 			if st := tr.Stats(); st.Charged != 2*tt.wantCharged || st.PriceRefused != 0 {
 				t.Errorf("Stats.Charged = %d, PriceRefused = %d; want %d and 0", st.Charged, st.PriceRefused, 2*tt.wantCharged)
+			}
+		})
+	}
+}
+
+// TestPaymentRefusalLogsThePriceNamed: a refusal logs the price asked,
+// and none where no price was named (a site's error code), rather than a
+// zero price with no currency.
+func TestPaymentRefusalLogsThePriceNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name, price, code string
+		want, never       string
+	}{
+		{"a price past the limit", "USD 5.00", "", `price="USD 5.00"`, "code="},
+		{"a site's error code", "", "CrawlerForbidden", "code=CrawlerForbidden", "price="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/robots.txt" {
+					io.WriteString(w, allowAll)
+					return
+				}
+				if tc.price != "" {
+					w.Header().Set("Crawler-Price", tc.price)
+					w.WriteHeader(http.StatusPaymentRequired)
+					return
+				}
+				w.Header().Set("Crawler-Error", tc.code)
+				w.WriteHeader(http.StatusForbidden)
+			})
+			srv := httptest.NewServer(site)
+			defer srv.Close()
+			var mu sync.Mutex
+			var logs strings.Builder
+			tr := NewTransport(srv.Client().Transport, Options{UserAgent: "PayBot/1.0", MinDelay: -1, Payment: testPayment,
+				Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+			if _, err := fetchBody(t, tr, srv.URL+"/page"); !errors.Is(err, ErrPaymentRequired) {
+				t.Fatalf("GET: %v, want a *PaymentError", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var line string
+			for l := range strings.Lines(logs.String()) {
+				if strings.Contains(l, "request not paid") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, tc.want) || strings.Contains(line, tc.never) {
+				t.Errorf("logged %q; want %s in it and no %s", line, tc.want, tc.never)
 			}
 		})
 	}
