@@ -59,6 +59,11 @@ func (k Key) publicKey() (ed25519.PublicKey, error) {
 		return k.Public, nil
 	}
 	pub := k.Private.Public().(ed25519.PublicKey)
+	if !bytes.Equal(ed25519.NewKeyFromSeed(k.Private.Seed())[ed25519.SeedSize:], pub) {
+		// A private key is its seed and the public half it makes: one
+		// whose second half is another's signs what no verifier accepts.
+		return nil, errors.New("botauth: Ed25519 private key's public half is not the one its seed makes")
+	}
 	if k.Public != nil && !bytes.Equal(pub, k.Public) {
 		return nil, errors.New("botauth: key's Public is not the public half of its Private")
 	}

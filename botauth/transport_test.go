@@ -197,6 +197,8 @@ func TestNewTransportRejectsBadOptions(t *testing.T) {
 		{"only a public key", botauth.Options{Keys: []botauth.Key{{Public: other.Private.Public().(ed25519.PublicKey)}}}},
 		{"public half of another key", botauth.Options{Keys: []botauth.Key{{Private: newKey(1).Private, Public: other.Private.Public().(ed25519.PublicKey)}}}},
 		{"short private key", botauth.Options{Keys: []botauth.Key{{Private: make(ed25519.PrivateKey, 10)}}}},
+		{"private key whose second half is another's", botauth.Options{Keys: []botauth.Key{{Private: append(newKey(1).Private.Seed(), other.Private.Public().(ed25519.PublicKey)...)}}}},
+		{"all-zero private key", botauth.Options{Keys: []botauth.Key{{Private: make(ed25519.PrivateKey, ed25519.PrivateKeySize)}}}},
 		{"http agent", botauth.Options{Keys: []botauth.Key{other}, Agent: "http://crawler.example/"}},
 		{"relative agent", botauth.Options{Keys: []botauth.Key{other}, Agent: "/.well-known/x"}},
 		{"agent with a control character", botauth.Options{Keys: []botauth.Key{other}, Agent: "https://crawler.example/\x7f"}},
