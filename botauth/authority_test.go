@@ -24,6 +24,9 @@ func TestAuthority(t *testing.T) {
 		{"https://Bücher.example/", "", "xn--bcher-kva.example"},
 		{"https://Bücher.example:443/", "", "xn--bcher-kva.example"},
 		{"https://bücher.example:8443/", "", "xn--bcher-kva.example:8443"},
+		// Without an IPv6 zone, which net/http does not send.
+		{"http://[fe80::1%25en0]:8080/", "", "[fe80::1]:8080"},
+		{"http://[::1%25lo]/", "", "[::1]"},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest("GET", tt.url, nil)

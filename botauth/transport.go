@@ -448,8 +448,10 @@ func authority(req *http.Request) (string, error) {
 	if host == "" {
 		return "", errors.New("botauth: request has no host to sign as @authority")
 	}
-	// The Host net/http sends: an internationalised name in its ASCII
+	// The Host net/http sends: without an IPv6 zone ("[fe80::1%en0]"
+	// goes as "[fe80::1]"), an internationalised name in its ASCII
 	// (punycode) form.
+	host = withoutZone(host)
 	ascii, err := httpguts.PunycodeHostPort(host)
 	if err != nil {
 		return "", fmt.Errorf("botauth: host %q cannot be sent: %v", host, err)
@@ -464,6 +466,22 @@ func authority(req *http.Request) (string, error) {
 		return "", fmt.Errorf("botauth: host %q is not printable ASCII", host)
 	}
 	return host, nil
+}
+
+// withoutZone returns host without the zone of an IPv6 address in
+// brackets, as net/http sends it.
+func withoutZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	i := strings.LastIndex(host, "]")
+	if i < 0 {
+		return host
+	}
+	if j := strings.LastIndex(host[:i], "%"); j >= 0 {
+		return host[:j] + host[i:]
+	}
+	return host
 }
 
 // authorityOf returns host (host[:port]) as "@authority" carries it for
