@@ -39,3 +39,33 @@ func TestAuthority(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalPath checks "@path" as RFC 9421 section 2.2.6 normalises it
+// and as WHATWG URL readers (Cloudflare's verifier) derive it: dot
+// segments removed, "%2e" in any case read as a dot, every other escape
+// and empty segment kept as sent.
+func TestNormalPath(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"http://s.example", "/"},
+		{"http://s.example/", "/"},
+		{"http://s.example/a/b.html", "/a/b.html"},
+		{"http://s.example/docs/./a", "/docs/a"},
+		{"http://s.example/docs/../b", "/b"},
+		{"http://s.example/docs/%2e%2e/c", "/c"},
+		{"http://s.example/docs/%2E/d", "/docs/d"},
+		{"http://s.example/a/.%2E/b", "/b"},
+		{"http://s.example/../../x", "/x"},
+		{"http://s.example/a/.", "/a/"},
+		{"http://s.example/a/..", "/"},
+		{"http://s.example/a/...", "/a/..."},
+		{"http://s.example/a/.b/..c", "/a/.b/..c"},
+		{"http://s.example//x/./y", "//x/y"},
+		{"http://s.example/a%2Fb/./%7E", "/a%2Fb/%7E"},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest("GET", tt.url, nil)
+		if got := normalPath(req.URL); got != tt.want {
+			t.Errorf("normalPath(%s) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}

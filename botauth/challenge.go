@@ -192,11 +192,11 @@ func (t *Transport) askedComponents(req *http.Request, authority string, c *chal
 		case "@authority":
 			value = authority
 		case "@path":
-			value = sentPath(req.URL)
+			value = normalPath(req.URL)
 		case "@scheme":
 			value = strings.ToLower(req.URL.Scheme)
 		case "@target-uri":
-			value = strings.ToLower(req.URL.Scheme) + "://" + authority + sentPath(req.URL)
+			value = strings.ToLower(req.URL.Scheme) + "://" + authority + normalPath(req.URL)
 			if req.URL.ForceQuery || req.URL.RawQuery != "" {
 				value += "?" + req.URL.RawQuery
 			}

@@ -136,7 +136,7 @@ func TestNPMVerifierAcceptsAndRejects(t *testing.T) {
 	dirSrv, agent := signedDirectory(t, botauth.DirectoryOptions{Keys: []botauth.Key{key}})
 	for _, form := range []botauth.AgentForm{botauth.AgentDictionary, botauth.AgentString} {
 		opts := botauth.Options{Keys: []botauth.Key{key}, Agent: agent, AgentForm: form}
-		valid := signedRequests(t, opts, "/", "/a/b?q=1")
+		valid := signedRequests(t, opts, "/", "/a/b?q=1", "/docs/./a", "/docs/%2E%2e/c")
 
 		tamperedPath := valid[1]
 		tamperedPath.URL = strings.Replace(tamperedPath.URL, "/a/b", "/a/c", 1)
@@ -159,6 +159,8 @@ func TestNPMVerifierAcceptsAndRejects(t *testing.T) {
 		}{
 			{"valid root", valid[0], true, ""},
 			{"valid path with query", valid[1], true, ""},
+			{"valid path with a dot segment", valid[2], true, ""},
+			{"valid path with an escaped dot-dot segment", valid[3], true, ""},
 			{"tampered path", tamperedPath, false, "invalid signature"},
 			{"tampered method", tamperedMethod, false, "invalid signature"},
 			{"tampered authority", tamperedAuthority, false, "invalid signature"},

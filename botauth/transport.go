@@ -356,7 +356,7 @@ func (t *Transport) components(req *http.Request, authority string, agent agentF
 	components := []component{
 		{id: `"@method"`, value: method},
 		{id: `"@authority"`, value: authority},
-		{id: `"@path"`, value: sentPath(req.URL)},
+		{id: `"@path"`, value: normalPath(req.URL)},
 	}
 	if hasAgent {
 		components = append(components, component{id: agent.id, value: agent.value})
@@ -387,6 +387,38 @@ func sentPath(u *url.URL) string {
 		return "/"
 	}
 	return p
+}
+
+// normalPath is the "@path" of a request for u: the path sent, its dot
+// segments removed ("/a/./b/../c" is "/a/c"), "%2e" read as a dot, as
+// RFC 9421 section 2.2.6 has it normalised (RFC 9110 section 4.2.3) and
+// as verifiers that read the URL the WHATWG way (Cloudflare's
+// web-bot-auth among them) derive it. Other escapes stay as sent: those
+// verifiers keep them.
+func normalPath(u *url.URL) string {
+	p := sentPath(u)
+	if !strings.HasPrefix(p, "/") || !strings.Contains(p, ".") && !strings.Contains(strings.ToLower(p), "%2e") {
+		return p
+	}
+	segs := strings.Split(p[1:], "/")
+	out := make([]string, 0, len(segs))
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch strings.ToLower(seg) {
+		case ".", "%2e":
+		case "..", ".%2e", "%2e.", "%2e%2e":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, seg)
+			continue
+		}
+		if last {
+			out = append(out, "") // "/a/." is "/a/", "/a/.." is "/"
+		}
+	}
+	return "/" + strings.Join(out, "/")
 }
 
 // coveredFields are the request's header fields a signature covers when
