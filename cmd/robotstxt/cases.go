@@ -19,7 +19,8 @@ const casesSynopsis = `usage: robotstxt cases [-json] -robots FILE -cases FILE.c
 `
 
 const casesHelp = `Cases runs release checks. A cases file is CSV with the header
-agent,url,expected,note: a crawler's product token, a path or http(s) URL,
+agent,url,expected,note: a crawler (its product token; a User-Agent is
+read by it, Googlebot/2.1 as Googlebot), a path or http(s) URL,
 and allowed or disallowed. Optional columns train-ai and search after
 note hold the combined AI usage preference the URL must get (y, n or
 unknown; an empty cell checks nothing). Each DIR is searched for folders holding both
@@ -166,7 +167,7 @@ func caseResultOf(f robotsFile, casesName string, r cases.Result) caseResult {
 		return out
 	}
 	out.Expected = verdict(r.Expected)
-	d := report.Decide(f.robots, r.URL, r.Agent)
+	d := report.Decide(f.robots, r.URL, cases.Token(r.Agent))
 	out.Decision = &d
 	if r.Err != nil {
 		out.Error = "the URL cannot be read: " + r.Err.Error()

@@ -114,6 +114,18 @@ func Read(r io.Reader) ([]Case, error) {
 	}
 }
 
+// Token returns the crawler an agent cell names, as the transport reads
+// a User-Agent: its product token ("Googlebot/2.1" is Googlebot, spaces
+// around it aside), "*" for the * groups, and the cell as written when
+// it starts with no token character (a crawler no group names).
+func Token(agent string) string {
+	a := strings.TrimSpace(agent)
+	if t := policy.ProductToken(a); t != "" {
+		return t
+	}
+	return a
+}
+
 // Run decides every case against r, as the transport would decide it.
 func Run(r *policy.Robots, cs []Case) []Result {
 	out := make([]Result, len(cs))
@@ -127,9 +139,10 @@ func Run(r *policy.Robots, cs []Case) []Result {
 			out[i].Err = err
 			continue
 		}
-		out[i].Decision = r.Decide(path, c.Agent)
+		agent := Token(c.Agent)
+		out[i].Decision = r.Decide(path, agent)
 		if len(c.ExpectedPreferences) > 0 {
-			out[i].Preferences = r.Preferences(path, c.Agent)
+			out[i].Preferences = r.Preferences(path, agent)
 		}
 	}
 	return out

@@ -102,6 +102,30 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunReadsTheProductToken: an agent cell is read as the transport
+// reads a User-Agent, its product token, so that a row naming
+// "Googlebot/2.1" checks Googlebot's group, not the * groups.
+func TestRunReadsTheProductToken(t *testing.T) {
+	r := policy.Parse([]byte("User-agent: Googlebot\nAllow: /\n\nUser-agent: *\nDisallow: /\n"))
+	for _, tt := range []struct {
+		agent   string
+		allowed bool
+	}{
+		{"Googlebot", true},
+		{"Googlebot/2.1", true},
+		{" Googlebot ", true},
+		{"googlebot/2.1 (+http://www.google.com/bot.html)", true},
+		{"*", false},
+		{"OtherBot/1.0", false},
+		{"ü-bot", false}, // no product token: a crawler no group names
+	} {
+		got := Run(r, []Case{{Agent: tt.agent, URL: "/page", Expected: tt.allowed}})[0]
+		if got.Decision.Allowed != tt.allowed || !got.Passed() {
+			t.Errorf("agent %q: allowed %v, want %v", tt.agent, got.Decision.Allowed, tt.allowed)
+		}
+	}
+}
+
 // TestReadBadRows checks that a row that cannot be run is returned with
 // its line and why, and that the rows after it are still read.
 func TestReadBadRows(t *testing.T) {
