@@ -7,6 +7,7 @@ package target
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -24,7 +25,9 @@ var ErrTarget = errors.New("not a path or an http(s) URL")
 // kept as written: escapes are not decoded, so Target("/a%2Fb") is
 // "/a%2Fb". A URL's are those net/http sends for it, which the transport
 // decides: as written, unless the path's escaping is not one Go keeps (a
-// raw "|" or "é" beside a "%3B"), when Go sends the path escaped anew.
+// raw "|" or "é" beside a "%3B"), when Go sends the path escaped anew. A
+// URL Go cannot read ("http://a b/", "http://h/%zz"), which the transport
+// refuses unsent, is an error wrapping ErrTarget.
 func Target(s string) (string, error) {
 	if strings.HasPrefix(s, "/") {
 		return cutFragment(s), nil
@@ -42,20 +45,12 @@ func Target(s string) (string, error) {
 	if i == 0 {
 		return "", ErrTarget // no host
 	}
-	if u, err := url.Parse(s); err == nil && u.Opaque == "" {
-		return u.RequestURI(), nil
+	u, err := url.Parse(s)
+	if err != nil {
+		// The transport cannot send it either: it refuses it unsent.
+		return "", fmt.Errorf("%w: %v", ErrTarget, err)
 	}
-	if i < 0 {
-		return "/", nil
-	}
-	path := cutFragment(rest[i:])
-	if path == "" {
-		return "/", nil
-	}
-	if path[0] == '?' {
-		path = "/" + path
-	}
-	return path, nil
+	return u.RequestURI(), nil
 }
 
 func cutFragment(s string) string {
