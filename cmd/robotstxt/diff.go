@@ -34,8 +34,12 @@ path capitalised, and a prefix neighbour (/drafts gives /drafts/x,
 "urls", "changes", "compared"} instead, each change with its old and new
 decision. The last line says how many decisions changed.
 
+More than a million decisions (URLs times crawlers) is refused: name the
+crawlers or the URLs.
+
 Exit status: 0 when no decision changes, 1 when one does (so that diff
-can gate a deploy), 2 for bad usage or a file that cannot be read.
+can gate a deploy), 2 for bad usage, a file that cannot be read, or a
+comparison past that limit.
 `
 
 // crawlerList is diff's -agent flag: one crawler per flag, each a list of
@@ -100,6 +104,11 @@ func compareFiles(cmd *command, old, nu robotsFile, agents [][]string, urls []st
 	}
 	if len(agents) == 0 {
 		agents = diff.Agents(old.robots, nu.robots)
+	}
+	if n := len(urls) * len(agents); n > diff.MaxDecisions {
+		fmt.Fprintf(cmd.stderr, "robotstxt diff: %d URLs for %d crawlers make %d decisions; the limit is %d: name the crawlers (-agent) or the URLs to compare\n",
+			len(urls), len(agents), n, diff.MaxDecisions)
+		return 2
 	}
 	res := diff.Compare(old.robots, nu.robots, agents, urls)
 	for _, u := range res.Unreadable {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,6 +155,26 @@ func TestDiffJSONNoChange(t *testing.T) {
 	}
 	if string(got["changes"]) != "[]" {
 		t.Errorf("changes = %s, want []", got["changes"])
+	}
+}
+
+// TestDiffRefusesPastTheLimit: a file naming many crawlers, each with
+// rules, would make millions of decisions, each change held until it is
+// printed: past diff.MaxDecisions diff refuses at once, naming the way
+// out, and a named crawler brings it within.
+func TestDiffRefusesPastTheLimit(t *testing.T) {
+	var b strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&b, "User-agent: bot%d\nDisallow: /p%d\n\n", i, i)
+	}
+	old := writeFile(t, "old.txt", b.String())
+	nu := writeFile(t, "new.txt", "User-agent: *\nDisallow: /\n")
+	status, stdout, stderr := runCLI(t, "", "diff", old, nu)
+	if status != 2 || stdout != "" || !strings.Contains(stderr, "the limit is 1000000: name the crawlers (-agent) or the URLs") {
+		t.Errorf("diff of 1,201 crawlers: status %d, stdout %d bytes, stderr %q; want 2 and the limit named", status, len(stdout), stderr)
+	}
+	if status, _, stderr := runCLI(t, "", "diff", "-agent", "bot7", old, nu); status != 1 {
+		t.Errorf("diff -agent bot7: status %d, stderr %q; want 1, the decisions changed", status, stderr)
 	}
 }
 

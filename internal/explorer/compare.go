@@ -30,7 +30,7 @@ type compareRequest struct {
 const (
 	// maxCompared is the most decisions one comparison makes in each
 	// file: URLs times crawlers.
-	maxCompared = 1_000_000
+	maxCompared = diff.MaxDecisions
 	// maxChanges is the most changes an answer lists; More counts the
 	// others.
 	maxChanges = 1000
