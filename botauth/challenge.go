@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -216,6 +217,14 @@ func (t *Transport) askedComponents(req *http.Request, authority string, c *chal
 			value = fieldValue(req.Header.Values(ac.name))
 		}
 		out = append(out, component{id: id, value: value})
+	}
+	// A price the request offers is covered whether asked or not: the
+	// site takes a price only under the crawler's signature.
+	for _, name := range coveredFields {
+		id := sfString(strings.ToLower(name))
+		if vs := req.Header.Values(name); len(vs) > 0 && !slices.ContainsFunc(out, func(c component) bool { return c.id == id }) {
+			out = append(out, component{id: id, value: fieldValue(vs)})
+		}
 	}
 	return out, agentField, nil
 }

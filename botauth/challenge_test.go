@@ -165,3 +165,33 @@ func TestChallengeNotAnsweredEndsWithItsError(t *testing.T) {
 		})
 	}
 }
+
+// TestChallengeAnswerCoversThePriceOffered: an answer to a challenge on
+// a request that offers a price covers the price field, asked or not, as
+// every signature of such a request does: the site takes a price only
+// under the crawler's signature.
+func TestChallengeAnswerCoversThePriceOffered(t *testing.T) {
+	key := newKey(11)
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{key}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, header := range []string{"Crawler-Exact-Price", "Crawler-Max-Price"} {
+		req := httptest.NewRequest("GET", "http://site.example/page", nil)
+		req.Header.Set(header, "USD 0.01")
+		resp := &http.Response{StatusCode: http.StatusUnauthorized, Request: req, Body: http.NoBody, Header: http.Header{
+			"Accept-Signature": {`sig2=("@method" "@authority" "@path" "signature-agent");nonce="n";tag="web-bot-auth"`},
+		}}
+		answer, err := signer.Answer(req, resp)
+		if err != nil || answer == nil {
+			t.Fatalf("%s: Answer = %v, %v; want a signed request", header, answer, err)
+		}
+		signed, err := signer.Sign(answer)
+		if err != nil {
+			t.Fatalf("%s: Sign(answer): %v", header, err)
+		}
+		if in := signed.Header.Get("Signature-Input"); !strings.HasPrefix(in, "sig2=") || !strings.Contains(in, `"`+strings.ToLower(header)+`"`) {
+			t.Errorf("%s: the answer's Signature-Input %s does not cover the price offered", header, in)
+		}
+	}
+}
