@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A site asks for a fresh or different signature with Accept-Signature
@@ -135,6 +136,12 @@ func (t *Transport) canAnswer(req *http.Request, c *challenge) error {
 	}
 	if c.keyid != "" && !t.hasKey(c.keyid) {
 		return fmt.Errorf("key %q asked; the signer has none by that id", c.keyid)
+	}
+	if c.keyid != "" {
+		created := t.clock()().Unix()
+		if _, ok := t.key(time.Unix(created, 0), time.Unix(created+t.lifetime, 0), c.keyid); !ok {
+			return fmt.Errorf("key %q asked; it cannot sign now (outside its NotBefore and Expires)", c.keyid)
+		}
 	}
 	for _, ac := range c.components {
 		switch {

@@ -195,3 +195,29 @@ func TestChallengeAnswerCoversThePriceOffered(t *testing.T) {
 		}
 	}
 }
+
+// TestChallengeForAKeyOutOfItsWindow: a challenge naming a key the
+// signer holds but cannot sign with now (expired, or not yet begun) is a
+// *ChallengeError saying so, with the site's response, as a key it does
+// not hold is.
+func TestChallengeForAKeyOutOfItsWindow(t *testing.T) {
+	now := time.Now()
+	valid := newKey(12)
+	expired := botauth.Key{Private: newKey(13).Private, Expires: now.Add(-time.Hour)}
+	early := botauth.Key{Private: newKey(14).Private, NotBefore: now.Add(time.Hour)}
+	signer, err := botauth.NewTransport(nil, botauth.Options{Keys: []botauth.Key{valid, expired, early}, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []botauth.Key{expired, early} {
+		req := httptest.NewRequest("GET", "http://site.example/page", nil)
+		resp := &http.Response{StatusCode: http.StatusUnauthorized, Request: req, Body: io.NopCloser(strings.NewReader("sign as asked")), Header: http.Header{
+			"Accept-Signature": {`sig2=("@method" "@authority" "@path");keyid="` + k.Thumbprint() + `"`},
+		}}
+		answer, err := signer.Answer(req, resp)
+		var ce *botauth.ChallengeError
+		if answer != nil || !errors.As(err, &ce) || !strings.Contains(ce.Reason, "cannot sign now") || ce.Response != resp {
+			t.Errorf("key %s: Answer = %v, %v; want a *ChallengeError saying the key cannot sign now", k.Thumbprint(), answer, err)
+		}
+	}
+}

@@ -281,11 +281,7 @@ func (t *Transport) Sign(req *http.Request) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if t.now != nil {
-		now = t.now
-	}
-	created := now().Unix()
+	created := t.clock()().Unix()
 	expires := created + t.lifetime
 	asked, _ := req.Context().Value(answerKey{}).(*challenge)
 	keyid := ""
@@ -467,6 +463,14 @@ func (t *Transport) key(created, expires time.Time, keyid string) (signingKey, b
 		return k, true
 	}
 	return signingKey{}, false
+}
+
+// clock returns the Transport's clock: Options.Now, or time.Now.
+func (t *Transport) clock() func() time.Time {
+	if t.now != nil {
+		return t.now
+	}
+	return time.Now
 }
 
 // authority is the "@authority" of req (RFC 9421 section 2.2.3): the
