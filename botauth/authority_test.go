@@ -2,6 +2,7 @@ package botauth
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +68,34 @@ func TestNormalPath(t *testing.T) {
 		if got := normalPath(req.URL); got != tt.want {
 			t.Errorf("normalPath(%s) = %q, want %q", tt.url, got, tt.want)
 		}
+	}
+}
+
+// TestParseAcceptSignatureRefuses holds the RFC 9651 and RFC 9421 rules
+// a field breaks beside its members: a trailing comma, and a component
+// asked twice, which no signature may cover.
+func TestParseAcceptSignatureRefuses(t *testing.T) {
+	for _, field := range []string{
+		`sig2=("@method"),`,
+		`sig2=("@method"), `,
+		`sig2=("@method" "@path" "@method")`,
+		`sig2=("signature-agent";key="a" "signature-agent";key="a")`,
+	} {
+		if _, err := parseAcceptSignature(field); err == nil {
+			t.Errorf("parseAcceptSignature(%s) took it", field)
+		}
+	}
+	if got, err := parseAcceptSignature(`sig2=("signature-agent";key="a" "signature-agent";key="b")`); err != nil || len(got[0].components) != 2 {
+		t.Errorf("two members of one field: %v, %v; want both asked", got, err)
+	}
+}
+
+// TestChallengeErrorQuotesAShortField: a site's 8 KiB field is kept
+// whole in AcceptSignature, and its message quotes the start of it.
+func TestChallengeErrorQuotesAShortField(t *testing.T) {
+	field := `sig2=("@method"` + strings.Repeat(` "x-a"`, 1300) + `)`
+	e := &ChallengeError{AcceptSignature: field, Reason: "why"}
+	if msg := e.Error(); len(msg) > 400 || !strings.HasPrefix(msg, `botauth: signature challenge (0, Accept-Signature: sig2=("@method"`) || !strings.HasSuffix(msg, "not answered: why") {
+		t.Errorf("Error() is %d bytes: %.120q...; want the field's start and the reason", len(msg), msg)
 	}
 }

@@ -55,8 +55,16 @@ func (e *ChallengeError) Error() string {
 	if e.Response != nil {
 		status = e.Response.StatusCode
 	}
-	return fmt.Sprintf("botauth: signature challenge (%d, Accept-Signature: %s) not answered: %s", status, e.AcceptSignature, e.Reason)
+	field := e.AcceptSignature
+	if len(field) > maxErrorField {
+		field = field[:maxErrorField] + "…"
+	}
+	return fmt.Sprintf("botauth: signature challenge (%d, Accept-Signature: %s) not answered: %s", status, field, e.Reason)
 }
+
+// maxErrorField is how much of the field a ChallengeError's message
+// quotes: a site's field may be 8 KiB, and the whole is AcceptSignature.
+const maxErrorField = 256
 
 // challenge is one label's request in an Accept-Signature field.
 type challenge struct {
@@ -274,6 +282,10 @@ func parseAcceptSignature(field string) ([]challenge, error) {
 			if ac.name != strings.ToLower(ac.name) {
 				return nil, fmt.Errorf("component %q is not lower case", name)
 			}
+			if slices.Contains(c.components, ac) {
+				// RFC 9421 section 2.5: a component is covered once.
+				return nil, fmt.Errorf("component %q asked twice", name)
+			}
 			c.components = append(c.components, ac)
 			if p.done() {
 				return nil, p.fail("an inner list is not closed")
@@ -304,6 +316,9 @@ func parseAcceptSignature(field string) ([]challenge, error) {
 			return nil, p.fail("members are not separated by a comma")
 		}
 		p.ows()
+		if p.done() {
+			return nil, p.fail("a comma ends the field") // RFC 9651 section 4.2.2
+		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New("Accept-Signature names no label")
