@@ -246,8 +246,10 @@ func checkAgent(agent string) error {
 		return fmt.Errorf("botauth: Agent: %w", err)
 	case u.Scheme != "https" || u.Host == "":
 		return fmt.Errorf("botauth: Agent %q is not an absolute https URL", agent)
-	case !validString(agent):
-		return fmt.Errorf("botauth: Agent %q holds characters other than printable ASCII; percent-encode them", agent)
+	case !validString(agent) || strings.ContainsAny(agent, " \"\\<>^`{|}"):
+		return fmt.Errorf("botauth: Agent %q holds characters a URL does not (RFC 3986); percent-encode them", agent)
+	case u.User != nil || u.Fragment != "" || strings.Contains(agent, "#"):
+		return fmt.Errorf("botauth: Agent %q carries userinfo or a fragment, which a key directory's URL does not", agent)
 	}
 	return nil
 }
