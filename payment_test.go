@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -808,35 +809,14 @@ func TestPaymentNeverAnswersTwice(t *testing.T) {
 
 // TestPaymentErrorResponsesAreNotSpent: a paid request answered with an
 // error (or with a charge on an error status) spends nothing: the budget
-// of one price still pays the next page, in both forms.
+// of one price still pays the next page, in both forms. Each site answers
+// the first paid request of /a with 400 and of /b with 500, saying it
+// charged all the same, and the second with the page.
 func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
-	t.Run("pay per crawl", testPayPerCrawlErrorsNotSpent)
-	t.Run("x402", func(t *testing.T) {
-		site := &x402Site{prices: map[string]string{"/a": "1", "/b": "1"},
-			errorFirst: map[string]int{"/a": http.StatusBadRequest, "/b": http.StatusInternalServerError},
-			seen:       map[string][]string{}, charged: map[string]int{}}
-		srv := httptest.NewServer(site)
-		defer srv.Close()
-		pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
-		tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
-		for _, p := range []string{"/a", "/a", "/b", "/b"} {
-			req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatalf("GET %s: %v", p, err)
-			}
-			resp.Body.Close()
-		}
-		if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
-			t.Errorf("Stats: Charged %d, Spent %v; want the two pages paid, not the errors", st.Charged, st.Spent)
-		}
-	})
-}
-
-func testPayPerCrawlErrorsNotSpent(t *testing.T) {
+	firstStatus := map[string]int{"/a": http.StatusBadRequest, "/b": http.StatusInternalServerError}
 	var mu sync.Mutex
 	failed := map[string]bool{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	payPerCrawl := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, allowAll)
 			return
@@ -850,29 +830,36 @@ func testPayPerCrawlErrorsNotSpent(t *testing.T) {
 		first := !failed[r.URL.Path]
 		failed[r.URL.Path] = true
 		mu.Unlock()
+		w.Header().Set("Crawler-Charged", "USD 0.01")
 		if first {
-			// A failure that even says it charged: an error is never
-			// spent, a client error (the least) as a server error.
-			w.Header().Set("Crawler-Charged", "USD 0.01")
-			w.WriteHeader(map[string]int{"/a": http.StatusBadRequest, "/b": http.StatusInternalServerError}[r.URL.Path])
+			w.WriteHeader(firstStatus[r.URL.Path])
 			return
 		}
-		w.Header().Set("Crawler-Charged", "USD 0.01")
 		io.WriteString(w, "paid page")
-	}))
-	defer srv.Close()
-	pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
-	tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
-	for _, p := range []string{"/a", "/a", "/b", "/b"} {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("GET %s: %v", p, err)
-		}
-		resp.Body.Close()
-	}
-	if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
-		t.Errorf("Stats: Charged %d, Spent %v; want the two pages paid, not the errors", st.Charged, st.Spent)
+	})
+	x402 := &x402Site{prices: map[string]string{"/a": "1", "/b": "1"}, errorFirst: maps.Clone(firstStatus),
+		seen: map[string][]string{}, charged: map[string]int{}}
+	for _, site := range []struct {
+		name string
+		h    http.Handler
+	}{{"pay per crawl", payPerCrawl}, {"x402", x402}} {
+		t.Run(site.name, func(t *testing.T) {
+			srv := httptest.NewServer(site.h)
+			defer srv.Close()
+			pay := Payment{MaxPrice: MustParsePrice("USD 0.01"), Budget: MustParsePrice("USD 0.02")}
+			tr := NewTransport(srv.Client().Transport, Options{MinDelay: -1, Payment: pay, MaxBackoff: time.Millisecond})
+			for _, p := range []string{"/a", "/a", "/b", "/b"} {
+				req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatalf("GET %s: %v", p, err)
+				}
+				resp.Body.Close()
+			}
+			if st := tr.Stats(); st.Charged != 2 || st.Spent != MustParsePrice("USD 0.02") {
+				t.Errorf("Stats: Charged %d, Spent %v; want the two pages paid, not the errors", st.Charged, st.Spent)
+			}
+		})
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/crawlkit/robots/internal/target"
 )
 
 // Tag is the value of the "tag" signature parameter of every signature
@@ -395,28 +397,10 @@ func sentPath(u *url.URL) string {
 // verifiers keep them.
 func normalPath(u *url.URL) string {
 	p := sentPath(u)
-	if !strings.HasPrefix(p, "/") || !strings.Contains(p, ".") && !strings.Contains(strings.ToLower(p), "%2e") {
-		return p
+	if resolved, ok := target.ResolveDots(p); ok {
+		return resolved
 	}
-	segs := strings.Split(p[1:], "/")
-	out := make([]string, 0, len(segs))
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		switch strings.ToLower(seg) {
-		case ".", "%2e":
-		case "..", ".%2e", "%2e.", "%2e%2e":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		default:
-			out = append(out, seg)
-			continue
-		}
-		if last {
-			out = append(out, "") // "/a/." is "/a/", "/a/.." is "/"
-		}
-	}
-	return "/" + strings.Join(out, "/")
+	return p
 }
 
 // coveredFields are the request's header fields a signature covers when
