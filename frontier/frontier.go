@@ -48,6 +48,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,8 +96,9 @@ type Options struct {
 	MaxBytes int64
 	// MaxAttempts is how many times a URL is sent before a retryable
 	// outcome (an unreachable robots.txt, 429, 503, another 5xx, a network
-	// error) fails it. A taken slot (*robots.SlotError) is not an attempt.
-	// Default DefaultMaxAttempts.
+	// error) fails it. A taken slot (*robots.SlotError) is not an attempt,
+	// unless a redirect hop met it (http.Client names another URL), the
+	// URL itself sent. Default DefaultMaxAttempts.
 	MaxAttempts int
 	// MinBackoff and MaxBackoff bound the wait before a retry that no
 	// Retry-After or robots.txt retry time sets: MinBackoff after the
@@ -307,6 +309,26 @@ type Lease struct {
 	maxWait time.Duration
 }
 
+// redirected reports whether err, a request's for u, is a redirect hop's:
+// http.Client names the URL of the request that failed, a hop's when a
+// hop failed.
+func redirected(err error, u string) bool {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return false
+	}
+	sent, perr := url.Parse(u)
+	if perr != nil {
+		return false
+	}
+	first := sent.String()
+	if _, ok := sent.User.Password(); ok {
+		// As net/http names it.
+		first = strings.Replace(first, sent.User.String()+"@", sent.User.Username()+":***@", 1)
+	}
+	return ue.URL != first
+}
+
 // Context returns ctx for the lease's request: its wait for a politeness
 // slot is bounded by Options.MaxWait, so that a slot another process took
 // fails the request at once with a *robots.SlotError, which Done turns
@@ -388,8 +410,9 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 	attempt, backoff, paused := true, false, false
 	switch {
 	case errors.As(err, &slot):
-		// A slot another member took: not an attempt of the URL.
-		st, at, attempt = Waiting, slot.At, false
+		// A slot another member took: not an attempt of the URL, unless
+		// a redirect hop met it, the URL itself sent.
+		st, at, attempt = Waiting, slot.At, redirected(err, l.URL)
 	case errors.As(err, &refused) && refused.Unreachable:
 		// The transport backs off its robots.txt retries itself.
 		st, at = Waiting, refused.RetryAt

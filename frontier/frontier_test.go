@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,12 @@ func TestTransitions(t *testing.T) {
 			return &robots.DisallowedError{Unreachable: true, RetryAt: now.Add(time.Hour)}
 		}, 4, Failed, 0, true},
 		{"a taken slot waits for it, no attempt", nil, func(now time.Time) error { return &robots.SlotError{At: now.Add(3 * time.Second)} }, 3, Waiting, 3 * time.Second, false},
+		{"a slot taken from http.Client's first request is no attempt", nil, func(now time.Time) error {
+			return &url.Error{Op: "Get", URL: "http://site.example/a", Err: &robots.SlotError{At: now.Add(3 * time.Second)}}
+		}, 3, Waiting, 3 * time.Second, false},
+		{"a slot taken from a redirect hop is an attempt: the URL was sent", nil, func(now time.Time) error {
+			return &url.Error{Op: "Get", URL: "http://site.example/a/", Err: &robots.SlotError{At: now.Add(3 * time.Second)}}
+		}, 1, Waiting, 3 * time.Second, true},
 		{"a 429 with Retry-After waits for the origin", status(429, "5"), nil, 1, Waiting, 0, true},
 		{"a 503 without Retry-After backs off", status(503, ""), nil, 1, Waiting, minBackoff, true},
 		{"a 503 with Retry-After 0 backs off", status(503, "0"), nil, 1, Waiting, minBackoff, true},
@@ -980,4 +987,28 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("%q saves as %q, then as %q", data, once.String(), twice.String())
 		}
 	})
+}
+
+// TestRedirectedNamesTheHop: http.Client names the failing request's URL,
+// a password masked as it masks one; only another URL is a redirect hop.
+func TestRedirectedNamesTheHop(t *testing.T) {
+	slot := &robots.SlotError{}
+	for _, tt := range []struct {
+		lease, failed string
+		want          bool
+	}{
+		{"http://site.example/a", "http://site.example/a", false},
+		{"http://user:secret@site.example/a", "http://user:***@site.example/a", false},
+		{"http://site.example/a?q=1", "http://site.example/a?q=1", false},
+		{"http://site.example/dir", "http://site.example/dir/", true},
+		{"http://site.example/go", "http://other.example/x", true},
+	} {
+		err := &url.Error{Op: "Get", URL: tt.failed, Err: slot}
+		if got := redirected(err, tt.lease); got != tt.want {
+			t.Errorf("redirected(%s failing, lease %s) = %v, want %v", tt.failed, tt.lease, got, tt.want)
+		}
+	}
+	if redirected(slot, "http://site.example/a") {
+		t.Error("a SlotError from RoundTrip itself is no redirect hop")
+	}
 }
