@@ -340,18 +340,29 @@ func TestPaymentRefusalLogsThePriceNamed(t *testing.T) {
 	}
 }
 
+// askedPrice answers what a site that charges price for every page
+// answers before it is offered one: robots.txt (all allowed), and a 402
+// naming price for a request with no price header. It reports whether
+// it answered.
+func askedPrice(w http.ResponseWriter, r *http.Request, price string) bool {
+	switch {
+	case r.URL.Path == "/robots.txt":
+		io.WriteString(w, allowAll)
+	case r.Header.Get("Crawler-Exact-Price") == "" && r.Header.Get("Crawler-Max-Price") == "":
+		w.Header().Set("Crawler-Price", price)
+		w.WriteHeader(http.StatusPaymentRequired)
+	default:
+		return false
+	}
+	return true
+}
+
 // TestPaymentChargeBeyondTheOfferCountsTheOffer: a site that charges
 // more than the price offered has the offer counted, all the crawler
 // agreed to, so that one site cannot spend the budget past it.
 func TestPaymentChargeBeyondTheOfferCountsTheOffer(t *testing.T) {
 	site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, allowAll)
-			return
-		}
-		if r.Header.Get("Crawler-Exact-Price") == "" && r.Header.Get("Crawler-Max-Price") == "" {
-			w.Header().Set("Crawler-Price", "USD 0.01")
-			w.WriteHeader(http.StatusPaymentRequired)
+		if askedPrice(w, r, "USD 0.01") {
 			return
 		}
 		w.Header().Set("Crawler-Charged", "USD 9.00")
@@ -817,13 +828,7 @@ func TestPaymentErrorResponsesAreNotSpent(t *testing.T) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	payPerCrawl := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, allowAll)
-			return
-		}
-		if r.Header.Get("Crawler-Exact-Price") == "" && r.Header.Get("Crawler-Max-Price") == "" {
-			w.Header().Set("Crawler-Price", "USD 0.01")
-			w.WriteHeader(http.StatusPaymentRequired)
+		if askedPrice(w, r, "USD 0.01") {
 			return
 		}
 		mu.Lock()
