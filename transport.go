@@ -470,10 +470,7 @@ func (t *Transport) firstFetchPaused(ctx context.Context, o *origin, l *line, at
 	}
 	until := t.pacer.paused(ctx, l, at)
 	if d := o.deferred.Load(); d != nil {
-		until = latest(until, d.until)
-		if by, err := targetFor(d.by, ""); err == nil {
-			until = latest(until, t.pacer.pausedFor(ctx, by.id.key(), at))
-		}
+		until = latest(until, d.until, t.origins.fetcher.pausedUntil(ctx, d.by, at))
 	}
 	if !until.After(lim) {
 		return nil

@@ -142,10 +142,10 @@ func (t *Transport) canAnswer(req *http.Request, c *challenge) error {
 	if c.alg != "" && c.alg != "ed25519" {
 		return fmt.Errorf("algorithm %q asked; the signer has Ed25519 keys", c.alg)
 	}
-	if c.keyid != "" && !t.hasKey(c.keyid) {
-		return fmt.Errorf("key %q asked; the signer has none by that id", c.keyid)
-	}
 	if c.keyid != "" {
+		if !t.hasKey(c.keyid) {
+			return fmt.Errorf("key %q asked; the signer has none by that id", c.keyid)
+		}
 		created := t.clock()().Unix()
 		if _, ok := t.key(time.Unix(created, 0), time.Unix(created+t.lifetime, 0), c.keyid); !ok {
 			return fmt.Errorf("key %q asked; it cannot sign now (outside its NotBefore and Expires)", c.keyid)
@@ -235,13 +235,7 @@ func (t *Transport) askedComponents(req *http.Request, authority string, c *chal
 	}
 	// A price the request offers is covered whether asked or not: the
 	// site takes a price only under the crawler's signature.
-	for _, name := range coveredFields {
-		id := sfString(strings.ToLower(name))
-		if vs := req.Header.Values(name); len(vs) > 0 && !slices.ContainsFunc(out, func(c component) bool { return c.id == id }) {
-			out = append(out, component{id: id, value: fieldValue(vs)})
-		}
-	}
-	return out, agentField, nil
+	return appendCovered(out, req), agentField, nil
 }
 
 // parseAcceptSignature parses an Accept-Signature field: an RFC 9651

@@ -361,12 +361,19 @@ func (t *Transport) components(req *http.Request, authority string, agent agentF
 	if hasAgent {
 		components = append(components, component{id: agent.id, value: agent.value})
 	}
+	return appendCovered(components, req)
+}
+
+// appendCovered appends to out the coveredFields req carries that out
+// does not cover already.
+func appendCovered(out []component, req *http.Request) []component {
 	for _, name := range coveredFields {
-		if vs := req.Header.Values(name); len(vs) > 0 {
-			components = append(components, component{id: sfString(strings.ToLower(name)), value: fieldValue(vs)})
+		id := sfString(strings.ToLower(name))
+		if vs := req.Header.Values(name); len(vs) > 0 && !slices.ContainsFunc(out, func(c component) bool { return c.id == id }) {
+			out = append(out, component{id: id, value: fieldValue(vs)})
 		}
 	}
-	return components
+	return out
 }
 
 // sentPath returns the path of the request-target net/http sends for u,

@@ -440,7 +440,7 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, resp *http.Response, err 
 		free = time.Time{}
 	}
 	pauseEnd := free
-	if paused && resp.Request != nil && resp.Request.URL != nil && resp.Request.URL.String() != l.URL {
+	if paused && resp.Request != nil && resp.Request.Response != nil {
 		// Paused after a redirect: the origin that answered is paused,
 		// and the URL waits for it.
 		if t, err := f.tr.NextFree(ctx, resp.Request.URL.String()); err == nil {

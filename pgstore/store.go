@@ -213,9 +213,12 @@ const versionSQL = `CREATE OR REPLACE FUNCTION %[1]s.pgstore_version() RETURNS t
 // migrateIfStale runs Migrate unless the schema is the one it makes, as
 // its version function says, and no call found part of it gone since.
 func (s *Store) migrateIfStale(ctx context.Context) error {
+	if s.lost.Swap(false) {
+		return s.Migrate(ctx) // a call found part of the schema gone
+	}
 	var have string
 	err := s.pool.QueryRow(ctx, `SELECT `+s.schema+`.pgstore_version()`).Scan(&have)
-	if !s.lost.Swap(false) && err == nil && have == schemaVersion {
+	if err == nil && have == schemaVersion {
 		s.migrated.Store(true)
 		return nil
 	}
